@@ -1,0 +1,137 @@
+/*
+ * The policy engine (DESIGN.md section 3.3): from what the host measures,
+ * decide for every VM which of its vCPUs it should prefer.  Pure: no I/O,
+ * no libvirt, no libevent, no clock reads, no globals.  The daemon, the
+ * simulator (bench/sim) and the tests all call policy_decide().
+ *
+ * Units: CPUs are fractions of one CPU's time over a period (a vCPU thread
+ * that ran the whole period is 1.0); times are milliseconds of the
+ * caller's monotonic clock.
+ */
+#ifndef PREFCPU_POLICY_H
+#define PREFCPU_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+enum policy_mode {
+	POLICY_MODE_AUTO,	/* prefcpu decides */
+	POLICY_MODE_OFF,	/* never steered: all vCPUs, counted at demand */
+	POLICY_MODE_FIXED,	/* the operator's 'cpus', always */
+};
+
+struct policy_config {
+	double		ewma_alpha;	/* weight of the newest demand sample */
+	double		headroom;	/* CPUs added to a VM's demand in its claim */
+	double		dead_band;	/* cores: ignore smaller moves of the share */
+	uint64_t	dwell_ms;	/* least time between two shrinks of a VM */
+	unsigned int	shrink_after;	/* periods of contention before shrinking */
+	double		saturation;	/* usage/preferred at or above: saturated */
+};
+
+/* Defaults: alpha 0.5, headroom 0.5, dead band 1.0, dwell 3000 ms, ... */
+void	policy_config_default(struct policy_config *);
+
+/*
+ * What the engine remembers of a VM between periods.  Owned by the caller
+ * (one per VM, kept while the VM lives), zeroed by policy_state_init(),
+ * read and written only by policy_decide().
+ */
+struct policy_state {
+	bool		init;
+	double		demand;		/* EWMA of run + delay, CPUs */
+	struct cpuset	preferred;	/* last decided set of vCPUs */
+	unsigned int	cores;		/* cores in it */
+	uint64_t	last_change_ms;
+	unsigned int	contended;	/* consecutive periods of contention */
+	uint64_t	changes;	/* decisions that changed the set */
+};
+
+void	policy_state_init(struct policy_state *);
+
+/* One VM, as measured this period.  Filled by the caller every period. */
+struct policy_vm {
+	const char	*name;		/* for the reason text only */
+	unsigned int	nvcpus;
+	struct cpuset	online;		/* online vCPU ids */
+	unsigned int	ncores;
+	const struct cpuset *cores;	/* vCPU ids of each guest core, in order */
+	const unsigned int *core_node;	/* guest NUMA cell of each core, or NULL */
+	struct cpuset	pcpus;		/* host CPUs its vCPU threads may use */
+	unsigned int	weight;		/* 1 .. 10000 */
+	unsigned int	min_cores;	/* 0: none */
+	unsigned int	max_cores;	/* 0: none */
+	enum policy_mode mode;
+	struct cpuset	fixed;		/* vCPUs, for POLICY_MODE_FIXED */
+	bool		steerable;	/* an agent is connected and acks targets */
+	double		run_cpus;	/* vCPU run time last period, CPUs */
+	double		delay_cpus;	/* vCPU run-queue delay last period, CPUs */
+	/* Guest hint: runnable tasks it reports; < 0 when none. */
+	double		hint_runnable;
+	struct policy_state *state;
+};
+
+/* The host, as measured this period. */
+struct policy_host {
+	struct cpuset	pcpus;		/* host CPUs usable by VMs */
+	double		nonvm_cpus;	/* busy time not explained by vCPUs */
+	uint64_t	now_ms;
+};
+
+enum policy_reason {
+	POLICY_R_NO_CONTENTION,	/* all claims fit: all vCPUs */
+	POLICY_R_FAIR_SHARE,	/* contention: weighted share */
+	POLICY_R_GROW,		/* saturated and room: grown */
+	POLICY_R_HOLD_DEAD_BAND,	/* change smaller than the dead band */
+	POLICY_R_HOLD_DWELL,	/* shrink deferred: dwell time */
+	POLICY_R_HOLD_PERSIST,	/* shrink deferred: contention too recent */
+	POLICY_R_MIN_CORES,	/* raised to min-cores */
+	POLICY_R_MAX_CORES,	/* capped at max-cores */
+	POLICY_R_UNSTEERED,	/* no agent following: counted at demand */
+	POLICY_R_MODE_OFF,	/* policy mode off */
+	POLICY_R_MODE_FIXED,	/* policy mode fixed */
+};
+
+const char *policy_reason_name(enum policy_reason);
+
+/* The decision for one VM, with the inputs that led to it (for explain). */
+struct policy_decision {
+	struct cpuset	preferred;	/* vCPUs to prefer; all for unsteered VMs */
+	unsigned int	cores;
+	unsigned int	vcpus;		/* count of preferred */
+	bool		changed;	/* differs from the state's previous set */
+	enum policy_reason reason;
+	char		why[192];	/* one line for logs and explain */
+	/* Inputs and intermediate figures. */
+	unsigned int	domain;		/* contention domain index */
+	double		capacity;	/* of its contention domain, CPUs */
+	double		demand;		/* EWMA, CPUs */
+	double		claim;		/* CPUs claimed in the water-fill */
+	double		share;		/* weighted fair share, CPUs */
+	bool		saturated;
+	bool		contended;	/* its domain is over-committed */
+};
+
+struct policy_summary {
+	unsigned int	ndomains;
+	double		capacity;	/* sum over domains */
+	double		demand;		/* sum of VM demands */
+	unsigned int	vcpus;		/* sum of vCPUs */
+	unsigned int	preferred;	/* sum of preferred vCPUs */
+	/* Minimums forced the preferred vCPUs above the capacity. */
+	bool		over_capacity;
+};
+
+/*
+ * Decide every VM's preferred set for this period.  out has n entries;
+ * each vms[i].state is updated.  Returns 0, or -1 if an input is invalid
+ * (err says which VM and field); then nothing was changed.
+ */
+int	policy_decide(const struct policy_config *, const struct policy_host *,
+	    struct policy_vm *vms, size_t n, struct policy_decision *out,
+	    struct policy_summary *, char *err, size_t errlen);
+
+#endif
