@@ -1,0 +1,304 @@
+/*
+ * The host daemon's state model (DESIGN.md section 3): one struct host
+ * holding the registry of running VMs, keyed by UUID and by name, the host
+ * figures of the last period, a ring of per-period history and a log of
+ * decision changes.
+ *
+ * Everything runs on the daemon's one libevent thread: no locking.
+ *
+ * Who writes what (everyone else only reads):
+ *   vm->info, vm->meta, vm->pid, vm->tid_source, thread[].tid
+ *                        discovery (virt.c), when libvirt reports a change;
+ *                        it then calls host_vm_changed().
+ *   vm->thread[] (other fields), vm->sample, host_sample_mut()
+ *                        the sampler (sampler.c), once per period.
+ *   vm->pstate, vm->decision, history, decision log
+ *                        the pipeline (host_period() in model.c).
+ *   vm->chan             the channel module (one connection per VM).  The
+ *                        pipeline reads chan.following and chan.hint_*.
+ *   the HTTP API, metrics and dashboard read everything, write nothing.
+ *
+ * The per-period pipeline never calls libvirt:
+ *   sampler_run() -> host_period(): policy inputs from the model ->
+ *   policy_decide() -> log changes -> hooks.deliver(vm) per VM (not in
+ *   observe mode) -> history record.
+ *
+ * Lifetimes: a struct vm lives from host_vm_add() to host_vm_remove().
+ * Before freeing, host_vm_remove() calls hooks.vm_removed, which must drop
+ * every reference to the vm (close its channel); the model then frees it.
+ */
+#ifndef PREFCPU_MODEL_H
+#define PREFCPU_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "cpuset.h"
+#include "policy.h"
+#include "proto.h"
+
+#define VM_UUID_LEN	37	/* 36 characters and NUL */
+#define VM_NAME_LEN	128	/* copies of names in history and logs */
+
+/* What libvirt's live XML says about a domain (filled by domxml.c). */
+struct vm_info {
+	char		 uuid[VM_UUID_LEN];
+	char		*name;
+	int		 id;		/* libvirt domain id, -1 if unknown */
+	bool		 paused;
+	unsigned int	 nvcpus;	/* maximum: vCPU ids are 0 .. nvcpus-1 */
+	struct cpuset	 online;	/* vCPUs enabled now */
+	/* Declared topology, or 1 socket x nvcpus cores x 1 thread. */
+	unsigned int	 sockets, dies, cores, threads;
+	unsigned int	 ncores;
+	struct cpuset	*core;		/* ncores: vCPU ids of each guest core */
+	unsigned int	*core_node;	/* ncores: NUMA cell of the core; NULL if none */
+	unsigned int	 nnodes;	/* guest NUMA cells, 0 if none declared */
+	struct cpuset	*node;		/* nnodes: vCPUs of each cell */
+	unsigned int	 shares;	/* <cputune><shares>, 0 if not set */
+	struct cpuset	*vcpupin;	/* nvcpus entries, or NULL: no vcpupin;
+					   an empty entry means not pinned */
+	struct cpuset	 emulatorpin;	/* empty: not pinned */
+	char		*channel;	/* org.prefcpu.0 unix socket, or NULL */
+};
+
+/* Per-VM policy from libvirt metadata (DESIGN.md section 3.5). */
+struct vm_meta {
+	bool		 present;	/* a <policy> element was found */
+	bool		 valid;		/* false: a bad value; defaults in force */
+	enum policy_mode mode;
+	unsigned int	 weight;	/* 0: from the VM's CPU shares */
+	unsigned int	 min_cores;	/* 0: none */
+	unsigned int	 max_cores;	/* 0: none */
+	struct cpuset	 cpus;		/* for mode fixed */
+	char		 error[192];	/* why it is not valid, "" if it is */
+};
+
+enum vm_tid_source {
+	VM_TID_NONE,		/* not found (yet): the VM is not sampled */
+	VM_TID_STATUS_XML,	/* <vcpu id pid> in libvirt's status XML */
+	VM_TID_COMM,		/* "CPU N/KVM" thread names under /proc/PID */
+	VM_TID_QMP,		/* query-cpus-fast through libvirt (taints) */
+};
+
+/* One vCPU thread. */
+struct vm_thread {
+	pid_t		 tid;		/* discovery; 0 if unknown */
+	/* The sampler's, from here on. */
+	int		 fd;		/* open schedstat, -1 if none */
+	bool		 primed;	/* run_ns/delay_ns hold a previous read */
+	bool		 gone;		/* the thread vanished */
+	uint64_t	 run_ns;	/* cumulative, as last read */
+	uint64_t	 delay_ns;
+	double		 run_cpus;	/* last period, CPUs */
+	double		 delay_cpus;
+};
+
+/* The VM as the sampler saw it last period. */
+struct vm_sample {
+	bool		 valid;		/* at least one thread was read twice */
+	double		 run_cpus;	/* sum over its vCPU threads */
+	double		 delay_cpus;
+	unsigned int	 threads;	/* read this period */
+	unsigned int	 gone;		/* vanished threads */
+};
+
+/*
+ * The channel to the VM's guest agent.  Written only by the channel
+ * module; conn is its own connection object, opaque to everyone else.
+ */
+struct vm_chan {
+	void		*conn;
+	bool		 connected;	/* socket open */
+	bool		 hello;		/* guest hello of this session received */
+	bool		 following;	/* acks our targets: the VM is steerable */
+	uint64_t	 session;
+	uint64_t	 connects;
+	uint64_t	 disconnects;
+	/* Hello facts. */
+	char		 agent[PROTO_MAX_TEXT];
+	char		 kernel[PROTO_MAX_TEXT];
+	char		 backend[PROTO_MAX_TEXT];
+	char		 governor[PROTO_MAX_TEXT];
+	struct cpuset	 guest_online;
+	unsigned int	 guest_ncores;
+	/* Last target sent and last ack received. */
+	uint64_t	 target_seq;
+	struct cpuset	 target;
+	uint64_t	 target_ms;	/* monotonic */
+	uint64_t	 ack_seq;
+	bool		 ack_ok;
+	struct cpuset	 applied;
+	char		 ack_error[PROTO_MAX_ERROR];
+	uint64_t	 ack_ms;
+	/* Guest hints from its last report; < 0 when none. */
+	double		 hint_runnable;
+	double		 hint_steal_pct;
+	double		 hint_psi;
+	uint64_t	 report_ms;
+	/* Protocol error counters. */
+	uint64_t	 err_decode;	/* lines that did not decode */
+	uint64_t	 err_overlong;	/* lines over PROTO_MAX_LINE */
+	uint64_t	 err_rate;	/* messages over the rate limit */
+	uint64_t	 err_protocol;	/* well-formed but out of place */
+};
+
+struct vm {
+	struct vm_info	 info;
+	struct vm_meta	 meta;
+	pid_t		 pid;		/* QEMU, 0 if unknown */
+	enum vm_tid_source tid_source;
+	struct vm_thread *thread;	/* info.nvcpus entries */
+	struct vm_sample sample;
+	struct policy_state pstate;
+	bool		 decided;	/* decision holds this VM's last one */
+	struct policy_decision decision;
+	struct vm_chan	 chan;
+	uint64_t	 added_ms;	/* monotonic */
+	TAILQ_ENTRY(vm)	 entry;
+};
+
+/* The host as the sampler saw it last period. */
+struct host_sample {
+	bool		 valid;		/* two reads apart: rates are meaningful */
+	uint64_t	 mono_ms;
+	uint64_t	 real_ms;
+	double		 period_s;	/* measured time since the previous sample */
+	struct cpuset	 online;	/* host CPUs online */
+	struct cpuset	 usable;	/* host CPUs VMs may use */
+	const char	*usable_from;	/* "cgroup2", "cgroup1", "online" */
+	double		 busy_cpus;	/* busy time of the usable CPUs */
+	double		 vm_run_cpus;	/* vCPU threads, summed */
+	double		 vm_delay_cpus;
+	double		 nonvm_cpus;	/* busy time not explained by vCPUs */
+	double		 capacity;	/* usable CPUs minus non-VM load */
+	double		 psi_some_avg10;	/* /proc/pressure/cpu; < 0 if none */
+	double		 psi_full_avg10;
+	unsigned int	 vms;
+	unsigned int	 threads;	/* vCPU threads read */
+	unsigned int	 gone;		/* vCPU threads vanished this period */
+};
+
+/* One VM in one history record. */
+struct hist_vm {
+	char		 uuid[VM_UUID_LEN];
+	char		 name[VM_NAME_LEN];
+	double		 run_cpus;
+	double		 delay_cpus;
+	double		 demand;
+	unsigned int	 vcpus;		/* online */
+	unsigned int	 preferred;	/* vCPUs decided */
+	unsigned int	 cores;
+	enum policy_reason reason;
+	bool		 steerable;
+};
+
+/* One period. */
+struct hist_rec {
+	uint64_t	 seq;		/* periods since start, from 1 */
+	uint64_t	 mono_ms;
+	uint64_t	 real_ms;
+	double		 capacity;
+	double		 busy_cpus;
+	double		 nonvm_cpus;
+	double		 vm_run_cpus;
+	double		 vm_delay_cpus;
+	double		 psi_some_avg10;
+	struct policy_summary summary;
+	unsigned int	 nvms;
+	struct hist_vm	*vms;		/* nvms entries, owned by the record */
+};
+
+/* One change of a VM's preferred set. */
+struct decision_event {
+	uint64_t	 seq;		/* from 1, increasing */
+	uint64_t	 mono_ms;
+	uint64_t	 real_ms;
+	char		 uuid[VM_UUID_LEN];
+	char		 name[VM_NAME_LEN];
+	struct cpuset	 from;		/* empty for a VM's first decision */
+	struct cpuset	 to;
+	enum policy_reason reason;
+	char		 why[192];
+};
+
+/*
+ * Callbacks into the channel module.  Any of them may be NULL.  deliver is
+ * called once per VM per period with its decision (also when unchanged: the
+ * target doubles as the lease refresh); never in observe mode.
+ */
+struct host_hooks {
+	void	(*deliver)(struct vm *, const struct policy_decision *, void *);
+	void	(*vm_added)(struct vm *, void *);
+	/* info or meta changed (e.g. the channel path). */
+	void	(*vm_changed)(struct vm *, void *);
+	void	(*vm_removed)(struct vm *, void *);
+	void	*arg;
+};
+
+struct host_params {
+	bool		 observe;	/* decide and log; never deliver */
+	unsigned int	 history;	/* records kept, >= 1 */
+	unsigned int	 decisions;	/* decision events kept, >= 1 */
+	struct policy_config policy;
+};
+
+struct host;
+
+struct host	*host_new(const struct host_params *);
+void		 host_free(struct host *);
+/* Apply new parameters (SIGHUP); the rings keep their newest records. */
+void		 host_set_params(struct host *, const struct host_params *);
+const struct host_params *host_params(const struct host *);
+void		 host_set_hooks(struct host *, const struct host_hooks *);
+
+/* Registry.  Names and UUIDs are unique among running VMs. */
+struct vm	*host_vm_add(struct host *, const char *uuid, const char *name);
+void		 host_vm_remove(struct host *, struct vm *);
+void		 host_vm_changed(struct host *, struct vm *);
+struct vm	*host_vm_find(const struct host *, const char *uuid);
+struct vm	*host_vm_find_name(const struct host *, const char *name);
+unsigned int	 host_nvms(const struct host *);
+struct vm	*host_vm_first(const struct host *);
+struct vm	*host_vm_next(const struct vm *);
+#define HOST_FOREACH_VM(vm, host)					\
+	for ((vm) = host_vm_first(host); (vm) != NULL;			\
+	    (vm) = host_vm_next(vm))
+
+/*
+ * Replace vm->info (taking ownership of what src points to; src is zeroed).
+ * Resizes vm->thread when nvcpus changes, keeping the known threads.
+ */
+void		 vm_set_info(struct vm *, struct vm_info *src);
+/* Set the vCPU thread ids (n entries, 0 = unknown); closes changed fds. */
+void		 vm_set_threads(struct vm *, pid_t pid, const pid_t *tids,
+		    unsigned int n, enum vm_tid_source);
+/* Free what a vm_info owns and zero it. */
+void		 vm_info_clear(struct vm_info *);
+const char	*vm_tid_source_name(enum vm_tid_source);
+
+/* The sampler writes the host figures here; everyone reads host_sample(). */
+struct host_sample *host_sample_mut(struct host *);
+const struct host_sample *host_sample(const struct host *);
+
+/*
+ * Run the pipeline on the figures the sampler just wrote: decide, log each
+ * change, deliver, record history.  Returns 0, or -1 if the policy engine
+ * refused its inputs (logged; nothing delivered).
+ */
+int		 host_period(struct host *, uint64_t now_ms);
+/* Summary of the last period's decision. */
+const struct policy_summary *host_summary(const struct host *);
+uint64_t	 host_periods(const struct host *);
+
+/* History, newest first: i = 0 is the last period; NULL beyond the end. */
+unsigned int	 host_history_len(const struct host *);
+const struct hist_rec *host_history(const struct host *, unsigned int i);
+/* Decision changes, newest first. */
+unsigned int	 host_decisions_len(const struct host *);
+const struct decision_event *host_decision(const struct host *, unsigned int i);
+
+#endif
