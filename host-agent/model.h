@@ -232,8 +232,13 @@ struct decision_event {
  */
 struct host_hooks {
 	void	(*deliver)(struct vm *, const struct policy_decision *, void *);
+	/* Called from host_vm_add(): only uuid and name are set yet. */
 	void	(*vm_added)(struct vm *, void *);
-	/* info or meta changed (e.g. the channel path). */
+	/*
+	 * info, meta or threads were (re)read: after every add, on every
+	 * libvirt event for the VM and on reconnection.  Compare with what
+	 * you kept (e.g. info.channel) to see what changed.
+	 */
 	void	(*vm_changed)(struct vm *, void *);
 	void	(*vm_removed)(struct vm *, void *);
 	void	*arg;

@@ -1,0 +1,64 @@
+/*
+ * prefcpu-hostd's configuration: one table of options (common/conf.h) for
+ * the INI file, the command line overrides, --dump-config and the man page.
+ */
+#ifndef PREFCPU_HCONF_H
+#define PREFCPU_HCONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "conf.h"
+#include "model.h"
+
+#define HCONF_DEFAULT_PATH	"/etc/prefcpu/hostd.conf"
+
+struct hconf {
+	/* [hostd] */
+	char		uri[CONF_STRLEN];
+	unsigned int	period_ms;
+	bool		observe;
+	unsigned int	log_level;	/* index into hconf_log_levels */
+	char		proc_root[CONF_STRLEN];
+	char		sys_root[CONF_STRLEN];
+	char		cgroup_root[CONF_STRLEN];
+	char		run_root[CONF_STRLEN];
+	unsigned int	history;
+	unsigned int	decision_log;
+	unsigned int	keepalive_interval;	/* s; 0: off */
+	unsigned int	keepalive_count;
+	unsigned int	reconnect_min_ms;
+	unsigned int	reconnect_max_ms;
+	bool		qmp_fallback;
+	/* [policy] */
+	double		ewma_alpha;
+	double		headroom;
+	double		dead_band;
+	unsigned int	dwell_ms;
+	unsigned int	shrink_after;
+	double		saturation;
+};
+
+extern const struct conf_opt hconf_table[];
+extern const size_t hconf_table_len;
+
+/* Defaults for every option. */
+void	hconf_defaults(struct hconf *);
+/*
+ * Read path over the current values, then check what no single option can
+ * (reconnect-min-ms <= reconnect-max-ms).  -1 with "FILE:LINE: cause".
+ */
+int	hconf_load(struct hconf *, const char *path, char *err, size_t errlen);
+/* Set one [hostd] option from the command line; -1 with a cause. */
+int	hconf_set(struct hconf *, const char *name, const char *value,
+	    char *err, size_t errlen);
+/* Checks across options; -1 with a cause. */
+int	hconf_check(const struct hconf *, char *err, size_t errlen);
+void	hconf_dump(const struct hconf *, FILE *);
+/* The model's parameters and the policy engine's configuration. */
+void	hconf_params(const struct hconf *, struct host_params *);
+/* The log level as common/log.h wants it. */
+int	hconf_log_level(const struct hconf *);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * prefcpu-hostd: the host daemon.  One libevent base runs everything:
+ * libvirt discovery (virt.c on virtev.c), the period timer (sampler.c ->
+ * host_period() in model.c) and the signals.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "hconf.h"
+#include "log.h"
+#include "model.h"
+#include "sampler.h"
+#include "util.h"
+#include "virt.h"
+#include "virtev.h"
+
+struct hostd {
+	struct event_base	*base;
+	struct hconf		 conf;
+	const char		*conf_path;
+	bool			 conf_explicit;	/* --config given: must exist */
+	/* Command-line overrides, re-applied over the file on SIGHUP. */
+	const char		*over_name[16];
+	const char		*over_value[16];
+	unsigned int		 nover;
+
+	struct host		*host;
+	struct sampler		*sampler;
+	struct virt		*virt;
+	struct event		*ev_period;
+	struct event		*ev_sig[3];
+
+	/* The daemon's own cost, CPU ns per period, for the debug log. */
+	uint64_t		 cpu_ns_total;
+	uint64_t		 cpu_periods;
+};
+
+enum hostd_action {
+	ACT_SET,		/* a [hostd] option: arg is its value */
+	ACT_SET_TRUE,		/* a [hostd] boolean option, no argument */
+	ACT_CONFIG,
+	ACT_FOREGROUND,
+	ACT_CHECK,
+	ACT_DUMP,
+	ACT_VERSION,
+	ACT_HELP,
+};
+
+/* The command line: every override is a config option by name. */
+static const struct hostd_opt {
+	const char		*name;
+	const char		*arg;		/* NULL: no argument */
+	enum hostd_action	 action;
+	const char		*conf;		/* option in [hostd] */
+	const char		*help;
+} hostd_opts[] = {
+	{ "config", "FILE", ACT_CONFIG, NULL,
+	    "configuration file (default " HCONF_DEFAULT_PATH ")" },
+	{ "uri", "URI", ACT_SET, "uri", "libvirt URI" },
+	{ "period", "MS", ACT_SET, "period-ms", "period in milliseconds" },
+	{ "observe", NULL, ACT_SET_TRUE, "observe",
+	    "decide and log, never send to guests" },
+	{ "proc-root", "DIR", ACT_SET, "proc-root", "procfs mount point" },
+	{ "sys-root", "DIR", ACT_SET, "sys-root", "sysfs mount point" },
+	{ "cgroup-root", "DIR", ACT_SET, "cgroup-root", "cgroupfs mount point" },
+	{ "run-root", "DIR", ACT_SET, "run-root",
+	    "runtime directory (libvirt status files)" },
+	{ "log-level", "LEVEL", ACT_SET, "log-level",
+	    "err, warning, notice, info or debug" },
+	{ "foreground", NULL, ACT_FOREGROUND, NULL,
+	    "do not detach from the terminal" },
+	{ "check-config", NULL, ACT_CHECK, NULL,
+	    "validate the configuration and exit" },
+	{ "dump-config", NULL, ACT_DUMP, NULL,
+	    "print the effective configuration and exit" },
+	{ "version", NULL, ACT_VERSION, NULL, "print the version and exit" },
+	{ "help", NULL, ACT_HELP, NULL, "print this help and exit" },
+};
+
+static void
+hostd_usage(FILE *fp)
+{
+	size_t	i;
+	char	left[40];
+
+	fprintf(fp, "usage: prefcpu-hostd [options]\n");
+	for (i = 0; i < nitems(hostd_opts); i++) {
+		snprintf(left, sizeof(left), "--%s%s%s", hostd_opts[i].name,
+		    hostd_opts[i].arg ? " " : "",
+		    hostd_opts[i].arg ? hostd_opts[i].arg : "");
+		fprintf(fp, "  %-24s %s\n", left, hostd_opts[i].help);
+	}
+	fprintf(fp, "\nConfiguration options:\n");
+	conf_help(hconf_table, hconf_table_len, fp);
+}
+
+/* Defaults, then the file, then the command line; -1 with err. */
+static int
+hostd_load(struct hostd *d, struct hconf *c, char *err, size_t errlen)
+{
+	char		cause[256];
+	unsigned int	i;
+
+	hconf_defaults(c);
+	if (d->conf_explicit || access(d->conf_path, F_OK) == 0) {
+		if (hconf_load(c, d->conf_path, err, errlen) != 0)
+			return -1;
+	}
+	for (i = 0; i < d->nover; i++) {
+		if (hconf_set(c, d->over_name[i], d->over_value[i], cause,
+		    sizeof(cause)) != 0) {
+			snprintf(err, errlen, "command line: %s", cause);
+			return -1;
+		}
+	}
+	if (hconf_check(c, cause, sizeof(cause)) != 0) {
+		snprintf(err, errlen, "%s", cause);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+hostd_virt_params(const struct hconf *c, struct virt_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->uri = c->uri;
+	p->run_root = c->run_root;
+	p->proc_root = c->proc_root;
+	p->keepalive_interval = c->keepalive_interval;
+	p->keepalive_count = c->keepalive_count;
+	p->reconnect_min_ms = c->reconnect_min_ms;
+	p->reconnect_max_ms = c->reconnect_max_ms;
+	p->qmp_fallback = c->qmp_fallback;
+}
+
+static uint64_t
+hostd_cpu_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Per-VM figures of the period, for the debug log. */
+static void
+hostd_log_period(struct hostd *d)
+{
+	const struct host_sample *hs = host_sample(d->host);
+	struct vm		*vm;
+	char			 name[VM_NAME_LEN * 4];
+
+	log_debug("period %llu: usable %u CPUs (%s), busy %.2f, vCPU run "
+	    "%.2f delay %.2f, non-VM %.2f, capacity %.2f, psi %.2f",
+	    (unsigned long long)host_periods(d->host),
+	    cpuset_count(&hs->usable), hs->usable_from, hs->busy_cpus,
+	    hs->vm_run_cpus, hs->vm_delay_cpus, hs->nonvm_cpus, hs->capacity,
+	    hs->psi_some_avg10);
+	HOST_FOREACH_VM(vm, d->host) {
+		str_escape(name, sizeof(name), vm->info.name,
+		    strlen(vm->info.name));
+		log_debug("domain %s: run %.3f delay %.3f CPUs, %u threads "
+		    "(%s), %u gone, preferred %u/%u vCPUs", name,
+		    vm->sample.run_cpus, vm->sample.delay_cpus,
+		    vm->sample.threads, vm_tid_source_name(vm->tid_source),
+		    vm->sample.gone, vm->decided ? vm->decision.vcpus : 0,
+		    cpuset_count(&vm->info.online));
+	}
+}
+
+static void
+hostd_period(evutil_socket_t fd, short what, void *arg)
+{
+	struct hostd	*d = arg;
+	uint64_t	 cpu0 = hostd_cpu_ns(), now = time_mono_ns();
+
+	sampler_run(d->sampler, d->host, now);
+	host_period(d->host, now / 1000000);
+	d->cpu_ns_total += hostd_cpu_ns() - cpu0;
+	d->cpu_periods++;
+	if (log_get_level() >= LOGL_DEBUG) {
+		hostd_log_period(d);
+		log_debug("period cost: %.1f us CPU (mean %.1f us)",
+		    (double)(hostd_cpu_ns() - cpu0) / 1000.0,
+		    (double)d->cpu_ns_total / (double)d->cpu_periods / 1000.0);
+	}
+}
+
+static void
+hostd_arm_period(struct hostd *d)
+{
+	struct timeval	tv = { d->conf.period_ms / 1000,
+	    (d->conf.period_ms % 1000) * 1000 };
+
+	event_del(d->ev_period);
+	if (event_add(d->ev_period, &tv) != 0)
+		fatalx("libevent: cannot add the period timer");
+}
+
+/* SIGHUP: a bad file keeps the running configuration. */
+static void
+hostd_reload(struct hostd *d)
+{
+	struct hconf		 c;
+	struct host_params	 hp;
+	struct virt_params	 vp;
+	char			 err[512];
+	bool			 roots;
+
+	if (hostd_load(d, &c, err, sizeof(err)) != 0) {
+		log_warnx("reload: %s; keeping the running configuration", err);
+		return;
+	}
+	roots = strcmp(c.proc_root, d->conf.proc_root) != 0 ||
+	    strcmp(c.sys_root, d->conf.sys_root) != 0 ||
+	    strcmp(c.cgroup_root, d->conf.cgroup_root) != 0;
+	d->conf = c;
+	log_set_level((enum log_level)hconf_log_level(&c));
+	hconf_params(&c, &hp);
+	host_set_params(d->host, &hp);
+	if (roots) {
+		struct vm *vm;
+		unsigned int i;
+
+		/* Threads were opened under the old root. */
+		HOST_FOREACH_VM(vm, d->host) {
+			for (i = 0; i < vm->info.nvcpus; i++) {
+				if (vm->thread[i].fd >= 0)
+					close(vm->thread[i].fd);
+				vm->thread[i].fd = -1;
+				vm->thread[i].primed = false;
+				vm->thread[i].gone = false;
+			}
+		}
+		sampler_free(d->sampler);
+		d->sampler = sampler_new(c.proc_root, c.sys_root,
+		    c.cgroup_root);
+	}
+	hostd_virt_params(&c, &vp);
+	virt_set_params(d->virt, &vp);
+	hostd_arm_period(d);
+	log_notice("configuration reloaded%s", c.observe ?
+	    " (observe mode)" : "");
+}
+
+static void
+hostd_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct hostd	*d = arg;
+
+	switch (sig) {
+	case SIGHUP:
+		hostd_reload(d);
+		break;
+	default:
+		log_notice("signal %d: exiting", (int)sig);
+		event_base_loopbreak(d->base);
+		break;
+	}
+}
+
+static void
+hostd_parse_args(struct hostd *d, int argc, char **argv, enum hostd_action *mode,
+    bool *foreground)
+{
+	struct option	 lopts[nitems(hostd_opts) + 1];
+	size_t		 i;
+	int		 ch, idx;
+
+	for (i = 0; i < nitems(hostd_opts); i++) {
+		lopts[i].name = hostd_opts[i].name;
+		lopts[i].has_arg = hostd_opts[i].arg ? required_argument :
+		    no_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = 0;
+	}
+	memset(&lopts[i], 0, sizeof(lopts[i]));
+
+	*mode = ACT_SET;	/* i.e. run */
+	*foreground = false;
+	while ((ch = getopt_long(argc, argv, "", lopts, &idx)) != -1) {
+		const struct hostd_opt *o;
+
+		if (ch != 0) {
+			hostd_usage(stderr);
+			exit(2);
+		}
+		o = &hostd_opts[idx];
+		switch (o->action) {
+		case ACT_SET:
+		case ACT_SET_TRUE:
+			if (d->nover == nitems(d->over_name))
+				fatalx("too many options");
+			d->over_name[d->nover] = o->conf;
+			d->over_value[d->nover++] = o->action == ACT_SET ?
+			    optarg : "yes";
+			break;
+		case ACT_CONFIG:
+			d->conf_path = optarg;
+			d->conf_explicit = true;
+			break;
+		case ACT_FOREGROUND:
+			*foreground = true;
+			break;
+		case ACT_CHECK:
+		case ACT_DUMP:
+		case ACT_VERSION:
+		case ACT_HELP:
+			*mode = o->action;
+			break;
+		}
+	}
+	if (optind != argc) {
+		hostd_usage(stderr);
+		exit(2);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct hostd		 d;
+	struct host_params	 hp;
+	struct virt_params	 vp;
+	enum hostd_action	 mode;
+	bool			 foreground;
+	char			 err[512];
+	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	size_t			 i;
+
+	memset(&d, 0, sizeof(d));
+	d.conf_path = HCONF_DEFAULT_PATH;
+	log_init(argv[0], LOGL_NOTICE);
+	hostd_parse_args(&d, argc, argv, &mode, &foreground);
+
+	switch (mode) {
+	case ACT_VERSION:
+		printf("prefcpu-hostd %s\n", PREFCPU_VERSION);
+		return 0;
+	case ACT_HELP:
+		hostd_usage(stdout);
+		return 0;
+	default:
+		break;
+	}
+	if (hostd_load(&d, &d.conf, err, sizeof(err)) != 0) {
+		log_warnx("%s", err);
+		return 1;
+	}
+	if (mode == ACT_CHECK) {
+		printf("%s: configuration ok\n", d.conf_explicit ||
+		    access(d.conf_path, F_OK) == 0 ? d.conf_path : "defaults");
+		return 0;
+	}
+	if (mode == ACT_DUMP) {
+		hconf_dump(&d.conf, stdout);
+		return 0;
+	}
+	log_set_level((enum log_level)hconf_log_level(&d.conf));
+
+	/* Detach, but keep stderr: it is the log (the journal under systemd). */
+	if (!foreground && daemon(0, 1) != 0)
+		fatal("daemon");
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((d.base = event_base_new()) == NULL)
+		fatalx("libevent: cannot create the event base");
+	/* Before the first connection, as libvirt requires. */
+	virtev_register(d.base);
+
+	hconf_params(&d.conf, &hp);
+	d.host = host_new(&hp);
+	d.sampler = sampler_new(d.conf.proc_root, d.conf.sys_root,
+	    d.conf.cgroup_root);
+	hostd_virt_params(&d.conf, &vp);
+	d.virt = virt_new(d.base, d.host, &vp);
+
+	d.ev_period = event_new(d.base, -1, EV_PERSIST, hostd_period, &d);
+	if (d.ev_period == NULL)
+		fatalx("libevent: cannot create the period timer");
+	hostd_arm_period(&d);
+	for (i = 0; i < nitems(sigs); i++) {
+		d.ev_sig[i] = evsignal_new(d.base, sigs[i], hostd_signal, &d);
+		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) != 0)
+			fatalx("libevent: cannot watch signal %d", sigs[i]);
+	}
+	log_notice("prefcpu-hostd %s: period %u ms, libvirt %s%s",
+	    PREFCPU_VERSION, d.conf.period_ms, d.conf.uri,
+	    d.conf.observe ? ", observe mode: nothing is sent to guests" : "");
+
+	if (event_base_dispatch(d.base) < 0)
+		fatalx("libevent: dispatch failed");
+
+	for (i = 0; i < nitems(sigs); i++)
+		event_free(d.ev_sig[i]);
+	event_free(d.ev_period);
+	virt_free(d.virt);
+	host_free(d.host);
+	sampler_free(d.sampler);
+	if (d.cpu_periods > 0)
+		log_info("%llu periods, mean cost %.1f us CPU",
+		    (unsigned long long)d.cpu_periods,
+		    (double)d.cpu_ns_total / (double)d.cpu_periods / 1000.0);
+	/* The base stays: libvirt's event implementation still points at it. */
+	return 0;
+}

@@ -1,0 +1,437 @@
+/*
+ * The sampler.  Files read every period are kept open and re-read with
+ * pread (schedstat, /proc/stat, the cpuset file, PSI): one syscall per file
+ * per period, no path lookups.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "sampler.h"
+#include "util.h"
+
+#define NS_PER_S	1000000000.0
+
+/* Where the pCPUs usable by VMs come from, most specific first. */
+static const struct sampler_usable_src {
+	const char	*path;		/* under cgroup_root, or sys_root */
+	const char	*name;
+	bool		 sys;
+} sampler_usable_srcs[] = {
+	{ "machine.slice/cpuset.cpus.effective", "cgroup2", false },
+	{ "cpuset/machine.slice/cpuset.effective_cpus", "cgroup1", false },
+	{ "cpuset/machine/cpuset.effective_cpus", "cgroup1", false },
+	{ "cpuset/machine.slice/cpuset.cpus", "cgroup1", false },
+	{ "cpuset/machine/cpuset.cpus", "cgroup1", false },
+	{ "devices/system/cpu/online", "online", true },
+};
+
+struct sampler_cpu {
+	uint64_t	busy;		/* USER_HZ ticks, cumulative */
+	uint64_t	total;
+	bool		seen;
+};
+
+struct sampler {
+	char		*proc_root;
+	char		*sys_root;
+	char		*cgroup_root;
+
+	int		 stat_fd;
+	int		 online_fd;
+	int		 usable_fd;
+	const struct sampler_usable_src *usable_src;
+	int		 psi_fd;
+	bool		 psi_absent;	/* logged once */
+
+	char		*buf;		/* for /proc/stat; grows */
+	size_t		 buflen;
+
+	struct sampler_cpu *cpu;	/* by CPU number */
+	unsigned int	 ncpu;
+	double		 hz;
+
+	uint64_t	 last_ns;
+	bool		 primed;
+	int		 last_errno;	/* of the last host read error logged */
+};
+
+struct sampler *
+sampler_new(const char *proc_root, const char *sys_root, const char *cgroup_root)
+{
+	struct sampler	*s;
+	long		 hz;
+
+	s = xcalloc(1, sizeof(*s));
+	s->proc_root = xstrdup(proc_root);
+	s->sys_root = xstrdup(sys_root);
+	s->cgroup_root = xstrdup(cgroup_root);
+	s->stat_fd = s->online_fd = s->usable_fd = s->psi_fd = -1;
+	s->buflen = 16384;
+	s->buf = xmalloc(s->buflen);
+	hz = sysconf(_SC_CLK_TCK);
+	s->hz = hz > 0 ? (double)hz : 100.0;
+	return s;
+}
+
+static void
+sampler_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void
+sampler_free(struct sampler *s)
+{
+	if (s == NULL)
+		return;
+	sampler_close(&s->stat_fd);
+	sampler_close(&s->online_fd);
+	sampler_close(&s->usable_fd);
+	sampler_close(&s->psi_fd);
+	free(s->proc_root);
+	free(s->sys_root);
+	free(s->cgroup_root);
+	free(s->buf);
+	free(s->cpu);
+	free(s);
+}
+
+static int
+sampler_open(const char *root, const char *path)
+{
+	char	*p = path_join(root, path);
+	int	 fd;
+
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	free(p);
+	return fd;
+}
+
+/* Read a kept-open file, growing the buffer for large ones (/proc/stat). */
+static ssize_t
+sampler_read(struct sampler *s, int fd)
+{
+	ssize_t	n;
+
+	for (;;) {
+		n = fd_pread_all(fd, s->buf, s->buflen);
+		if (n >= 0 || errno != EFBIG || s->buflen >= (1U << 24))
+			return n;
+		s->buflen *= 2;
+		s->buf = xreallocarray(s->buf, s->buflen, 1);
+	}
+}
+
+/* Read a cpulist file kept open in *fd (opened from root/path if -1). */
+static int
+sampler_cpulist(struct sampler *s, int *fd, const char *root,
+    const char *path, struct cpuset *out)
+{
+	char	err[128];
+
+	if (*fd < 0 && (*fd = sampler_open(root, path)) < 0)
+		return -1;
+	if (sampler_read(s, *fd) < 0 ||
+	    cpuset_parse(out, str_rstrip(s->buf), err, sizeof(err)) != 0) {
+		sampler_close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sampler_host_cpus(struct sampler *s, struct host_sample *hs)
+{
+	const struct sampler_usable_src	*src;
+	size_t				 i;
+
+	if (sampler_cpulist(s, &s->online_fd, s->sys_root,
+	    "devices/system/cpu/online", &hs->online) != 0)
+		return -1;
+
+	/* Keep the source found last time while it reads well. */
+	if (s->usable_src != NULL) {
+		src = s->usable_src;
+		if (sampler_cpulist(s, &s->usable_fd, src->sys ? s->sys_root :
+		    s->cgroup_root, src->path, &hs->usable) == 0 &&
+		    !cpuset_empty(&hs->usable))
+			goto found;
+		s->usable_src = NULL;
+	}
+	for (i = 0; i < nitems(sampler_usable_srcs); i++) {
+		src = &sampler_usable_srcs[i];
+		sampler_close(&s->usable_fd);
+		if (sampler_cpulist(s, &s->usable_fd, src->sys ? s->sys_root :
+		    s->cgroup_root, src->path, &hs->usable) == 0 &&
+		    !cpuset_empty(&hs->usable)) {
+			char *p = path_join(src->sys ? s->sys_root :
+			    s->cgroup_root, src->path);
+			log_info("host CPUs usable by VMs from %s", p);
+			free(p);
+			s->usable_src = src;
+			goto found;
+		}
+	}
+	return -1;
+found:
+	hs->usable_from = s->usable_src->name;
+	/* An offline CPU runs nothing, whatever the cpuset says. */
+	cpuset_and(&hs->usable, &hs->usable, &hs->online);
+	return 0;
+}
+
+/* Parse "cpuN user nice system idle iowait irq softirq steal ..." lines. */
+static int
+sampler_proc_stat(struct sampler *s, const struct cpuset *usable,
+    double *busy_ticks)
+{
+	char		*line, *next;
+	uint64_t	 f[8];
+	unsigned int	 cpu, i;
+	int		 n;
+
+	if (s->stat_fd < 0 && (s->stat_fd = sampler_open(s->proc_root,
+	    "stat")) < 0)
+		return -1;
+	if (sampler_read(s, s->stat_fd) < 0) {
+		sampler_close(&s->stat_fd);
+		return -1;
+	}
+	*busy_ticks = 0;
+	for (line = s->buf; line != NULL && *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		if (strncmp(line, "cpu", 3) != 0 || !isdigit((unsigned char)
+		    line[3]))
+			continue;
+		memset(f, 0, sizeof(f));
+		n = sscanf(line + 3, "%u %" SCNu64 " %" SCNu64 " %" SCNu64
+		    " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+		    &cpu, &f[0], &f[1], &f[2], &f[3], &f[4], &f[5], &f[6],
+		    &f[7]);
+		if (n < 5 || cpu >= CPUSET_MAX)
+			continue;
+		if (cpu >= s->ncpu) {
+			s->cpu = xreallocarray(s->cpu, cpu + 1,
+			    sizeof(*s->cpu));
+			memset(&s->cpu[s->ncpu], 0, (cpu + 1 - s->ncpu) *
+			    sizeof(*s->cpu));
+			s->ncpu = cpu + 1;
+		}
+		/* guest time is already inside user; idle and iowait are not busy. */
+		uint64_t total = 0;
+		for (i = 0; i < 8; i++)
+			total += f[i];
+		uint64_t busy = total - f[3] - f[4];
+		struct sampler_cpu *c = &s->cpu[cpu];
+		if (c->seen && cpuset_isset(usable, cpu) && busy >= c->busy)
+			*busy_ticks += (double)(busy - c->busy);
+		c->busy = busy;
+		c->total = total;
+		c->seen = true;
+	}
+	return 0;
+}
+
+static void
+sampler_psi(struct sampler *s, struct host_sample *hs)
+{
+	char	*p;
+
+	hs->psi_some_avg10 = hs->psi_full_avg10 = -1;
+	if (s->psi_fd < 0 && (s->psi_fd = sampler_open(s->proc_root,
+	    "pressure/cpu")) < 0) {
+		if (!s->psi_absent)
+			log_info("no CPU pressure (PSI) under %s", s->proc_root);
+		s->psi_absent = true;
+		return;
+	}
+	if (sampler_read(s, s->psi_fd) < 0) {
+		sampler_close(&s->psi_fd);
+		return;
+	}
+	if ((p = strstr(s->buf, "some avg10=")) != NULL)
+		hs->psi_some_avg10 = strtod(p + 11, NULL);
+	if ((p = strstr(s->buf, "full avg10=")) != NULL)
+		hs->psi_full_avg10 = strtod(p + 11, NULL);
+}
+
+/* Open a vCPU thread's schedstat. */
+static int
+sampler_thread_open(struct sampler *s, const struct vm *vm,
+    const struct vm_thread *t)
+{
+	char	path[96];
+
+	if (vm->pid > 0)
+		snprintf(path, sizeof(path), "%d/task/%d/schedstat",
+		    (int)vm->pid, (int)t->tid);
+	else
+		snprintf(path, sizeof(path), "%d/schedstat", (int)t->tid);
+	return sampler_open(s->proc_root, path);
+}
+
+static void
+sampler_thread_gone(struct vm *vm, struct vm_thread *t, unsigned int vcpu)
+{
+	char	name[VM_NAME_LEN * 4];
+
+	sampler_close(&t->fd);
+	t->gone = true;
+	t->primed = false;
+	t->run_cpus = t->delay_cpus = 0;
+	str_escape(name, sizeof(name), vm->info.name, strlen(vm->info.name));
+	log_debug("domain %s: vCPU %u thread %d is gone", name, vcpu,
+	    (int)t->tid);
+}
+
+static void
+sampler_vm(struct sampler *s, struct vm *vm, double dt_ns,
+    struct host_sample *hs)
+{
+	struct vm_sample *vs = &vm->sample;
+	struct vm_thread *t;
+	unsigned int	 i;
+	uint64_t	 run, delay;
+	char		 buf[128];
+	ssize_t		 n;
+
+	memset(vs, 0, sizeof(*vs));
+	for (i = 0; i < vm->info.nvcpus; i++) {
+		t = &vm->thread[i];
+		if (t->tid <= 0 || t->gone)
+			continue;
+		if (t->fd < 0 && (t->fd = sampler_thread_open(s, vm, t)) < 0) {
+			sampler_thread_gone(vm, t, i);
+			vs->gone++;
+			continue;
+		}
+		n = fd_pread_all(t->fd, buf, sizeof(buf));
+		if (n <= 0 || sscanf(buf, "%" SCNu64 " %" SCNu64, &run,
+		    &delay) != 2) {
+			/* ESRCH: the thread exited while we held it open. */
+			sampler_thread_gone(vm, t, i);
+			vs->gone++;
+			continue;
+		}
+		vs->threads++;
+		if (t->primed && dt_ns > 0 && run >= t->run_ns &&
+		    delay >= t->delay_ns) {
+			t->run_cpus = (double)(run - t->run_ns) / dt_ns;
+			t->delay_cpus = (double)(delay - t->delay_ns) / dt_ns;
+			vs->run_cpus += t->run_cpus;
+			vs->delay_cpus += t->delay_cpus;
+			vs->valid = true;
+		}
+		t->run_ns = run;
+		t->delay_ns = delay;
+		t->primed = true;
+	}
+	hs->threads += vs->threads;
+	hs->gone += vs->gone;
+	if (vs->valid) {
+		hs->vm_run_cpus += vs->run_cpus;
+		hs->vm_delay_cpus += vs->delay_cpus;
+	}
+}
+
+int
+sampler_run(struct sampler *s, struct host *host, uint64_t now_ns)
+{
+	struct host_sample	*hs = host_sample_mut(host);
+	struct vm		*vm;
+	double			 dt_ns, busy_ticks = 0;
+	int			 rc = 0;
+
+	dt_ns = s->primed && now_ns > s->last_ns ?
+	    (double)(now_ns - s->last_ns) : 0;
+	hs->mono_ms = now_ns / 1000000;
+	hs->real_ms = time_real_ms();
+	hs->period_s = dt_ns / NS_PER_S;
+	hs->vm_run_cpus = hs->vm_delay_cpus = 0;
+	hs->threads = hs->gone = 0;
+	hs->vms = host_nvms(host);
+
+	if (sampler_host_cpus(s, hs) != 0 ||
+	    sampler_proc_stat(s, &hs->usable, &busy_ticks) != 0) {
+		if (errno != s->last_errno)
+			log_warn("host CPU figures under %s and %s",
+			    s->proc_root, s->sys_root);
+		s->last_errno = errno;
+		rc = -1;
+	} else
+		s->last_errno = 0;
+	sampler_psi(s, hs);
+
+	HOST_FOREACH_VM(vm, host)
+		sampler_vm(s, vm, dt_ns, hs);
+
+	hs->valid = rc == 0 && dt_ns > 0;
+	if (hs->valid) {
+		double ncpu = (double)cpuset_count(&hs->usable);
+
+		hs->busy_cpus = busy_ticks / s->hz / (dt_ns / NS_PER_S);
+		if (hs->busy_cpus > ncpu)
+			hs->busy_cpus = ncpu;
+		hs->nonvm_cpus = hs->busy_cpus - hs->vm_run_cpus;
+		if (hs->nonvm_cpus < 0)
+			hs->nonvm_cpus = 0;
+		hs->capacity = ncpu - hs->nonvm_cpus;
+	} else {
+		hs->busy_cpus = hs->nonvm_cpus = 0;
+		hs->capacity = (double)cpuset_count(&hs->usable);
+	}
+	s->last_ns = now_ns;
+	s->primed = true;
+	return rc;
+}
+
+int
+sampler_find_vcpu_threads(const char *proc_root, pid_t pid, pid_t *tids,
+    unsigned int n)
+{
+	char		 path[64], *dir, comm[64];
+	DIR		*d;
+	struct dirent	*de;
+	uint64_t	 tid;
+	unsigned int	 vcpu;
+	int		 found = 0;
+	char		 kind[8];
+
+	memset(tids, 0, n * sizeof(*tids));
+	snprintf(path, sizeof(path), "%d/task", (int)pid);
+	dir = path_join(proc_root, path);
+	d = opendir(dir);
+	if (d == NULL) {
+		free(dir);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		char *cpath;
+
+		if (parse_uint(de->d_name, 1, INT32_MAX, &tid) != 0)
+			continue;
+		xasprintf(&cpath, "%s/%s/comm", dir, de->d_name);
+		if (file_read(cpath, comm, sizeof(comm)) > 0 &&
+		    sscanf(comm, "CPU %u/%7[A-Z]", &vcpu, kind) == 2 &&
+		    vcpu < n && tids[vcpu] == 0) {
+			tids[vcpu] = (pid_t)tid;
+			found++;
+		}
+		free(cpath);
+	}
+	closedir(d);
+	free(dir);
+	return found;
+}

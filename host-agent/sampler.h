@@ -1,0 +1,42 @@
+/*
+ * The per-period sampler (DESIGN.md section 3.2): vCPU thread run time and
+ * run-queue delay from schedstat, the host CPUs VMs may use, per-CPU busy
+ * time, CPU pressure and the non-VM load.  Reads files under configurable
+ * roots only; never calls libvirt.
+ */
+#ifndef PREFCPU_SAMPLER_H
+#define PREFCPU_SAMPLER_H
+
+#include <stdint.h>
+
+#include "model.h"
+
+struct sampler;
+
+/*
+ * Roots are prefixed to /proc, /sys and the cgroup mount point paths:
+ * proc_root "/proc", sys_root "/sys", cgroup_root "/sys/fs/cgroup" on a
+ * live host, or directories of a synthetic tree.  Copied.
+ */
+struct sampler	*sampler_new(const char *proc_root, const char *sys_root,
+		    const char *cgroup_root);
+void		 sampler_free(struct sampler *);
+
+/*
+ * Take one sample at now_ns (CLOCK_MONOTONIC) into host_sample_mut(host)
+ * and each VM's thread[] and sample.  Rates need two samples: the first
+ * call primes the counters and leaves sample.valid false.  A vCPU thread
+ * that vanished is marked gone and counted, not an error.  Returns 0, or
+ * -1 if the host CPU figures could not be read (logged once per cause).
+ */
+int		 sampler_run(struct sampler *, struct host *, uint64_t now_ns);
+
+/*
+ * Find the vCPU threads of the QEMU process pid from their names
+ * ("CPU N/KVM", "CPU N/TCG") under proc_root.  tids has n entries (0
+ * where none).  Returns how many were found, or -1 if the process is gone.
+ */
+int		 sampler_find_vcpu_threads(const char *proc_root, pid_t pid,
+		    pid_t *tids, unsigned int n);
+
+#endif
