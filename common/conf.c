@@ -202,8 +202,8 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 	case CONF_DOUBLE:
 		errno = 0;
 		d = strtod(v, &end);
-		if (*v == '\0' || *end != '\0' || end == v || errno != 0 ||
-		    !isfinite(d)) {
+		/* Overflow is not finite; ERANGE on underflow is fine. */
+		if (*v == '\0' || *end != '\0' || end == v || !isfinite(d)) {
 			conf_err(cause, causelen, "'%s' is not a finite number",
 			    v);
 			return -1;

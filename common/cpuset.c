@@ -189,6 +189,10 @@ cpuset_next(const struct cpuset *s, int after)
 
 static void
 cpuset_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void
+cpuset_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list	ap;
 

@@ -103,6 +103,10 @@ log_set_journal(int on)
  */
 static void
 log_emit(enum log_level level, const char *suffix, const char *fmt,
+    va_list ap) __attribute__((format(printf, 3, 0)));
+
+static void
+log_emit(enum log_level level, const char *suffix, const char *fmt,
     va_list ap)
 {
 	char		 msg[LOG_LINE_MAX], out[LOG_LINE_MAX + 64];
