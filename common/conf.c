@@ -549,6 +549,26 @@ conf_dump_string(const char *s, FILE *fp)
 	fputc('"', fp);
 }
 
+/*
+ * The shortest of 15..17 significant digits that reads back as the same
+ * double: 17 always does, but prints 0.1 as 0.10000000000000001.
+ */
+static void
+conf_dump_double(double d, FILE *fp)
+{
+	char	buf[64];
+	int	prec;
+
+	for (prec = 15; prec < 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	if (prec == 17)
+		snprintf(buf, sizeof(buf), "%.17g", d);
+	fputs(buf, fp);
+}
+
 static void
 conf_dump_value(const struct conf_opt *o, const void *src, FILE *fp)
 {
@@ -565,8 +585,7 @@ conf_dump_value(const struct conf_opt *o, const void *src, FILE *fp)
 		fprintf(fp, "%u", *(const unsigned int *)slot);
 		break;
 	case CONF_DOUBLE:
-		/* 17 significant digits read back as the same double. */
-		fprintf(fp, "%.17g", *(const double *)slot);
+		conf_dump_double(*(const double *)slot, fp);
 		break;
 	case CONF_STRING:
 		conf_dump_string(slot, fp);

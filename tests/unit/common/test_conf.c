@@ -393,7 +393,8 @@ START_TEST(test_dump_round_trip)
 		defaults(&a);
 		a.enabled = false;
 		a.period = 60000;
-		a.headroom = 0.1;	/* not exact in binary: needs %.17g */
+		/* Not exact in binary; and one that needs all 17 digits. */
+		a.headroom = i % 2 ? 0.1 : 1.0 / 3 + 1e-16;
 		a.mode = 2;
 		a.weight = 1;
 		cpuset_zero(&a.cpus);
@@ -463,6 +464,15 @@ START_TEST(test_dump_format)
 	    "# Default mode.\nmode = auto\n"
 	    "# CPUs for fixed mode.\ncpus = 0-3\n"
 	    "# Default weight.\nweight = 100\n");
+	free(buf);
+
+	/* Doubles print in their shortest exact form. */
+	c.headroom = 0.1;
+	buf = NULL;
+	fp = open_memstream(&buf, &len);
+	conf_dump(opts, nitems(opts), &c, fp);
+	fclose(fp);
+	ck_assert_ptr_nonnull(strstr(buf, "\nheadroom = 0.1\n"));
 	free(buf);
 }
 END_TEST
