@@ -67,6 +67,7 @@ const struct conf_opt hconf_table[] = {
 	    "Periods of contention before a VM is shrunk."),
 	PDBL("saturation", saturation, "0.9", 0.1, 1.0,
 	    "Use of the preferred vCPUs at or above which a VM counts as saturated."),
+	HTTP_CONF_OPTS(struct hconf, http),
 };
 const size_t hconf_table_len = nitems(hconf_table);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "conf.h"
+#include "http.h"
 #include "model.h"
 
 #define HCONF_DEFAULT_PATH	"/etc/prefcpu/hostd.conf"
@@ -38,6 +39,8 @@ struct hconf {
 	unsigned int	dwell_ms;
 	unsigned int	shrink_after;
 	double		saturation;
+	/* [http]: the API, metrics and dashboard (http.h) */
+	struct http_conf http;
 };
 
 extern const struct conf_opt hconf_table[];

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 
 #include "hconf.h"
+#include "http.h"
 #include "log.h"
 #include "model.h"
 #include "sampler.h"
@@ -35,6 +36,7 @@ struct hostd {
 	struct host		*host;
 	struct sampler		*sampler;
 	struct virt		*virt;
+	struct http_server	*http;		/* API, metrics, dashboard */
 	struct event		*ev_period;
 	struct event		*ev_sig[3];
 
@@ -383,6 +385,10 @@ main(int argc, char **argv)
 	    d.conf.cgroup_root);
 	hostd_virt_params(&d.conf, &vp);
 	d.virt = virt_new(d.base, d.host, &vp);
+	d.http = http_start(d.base, d.host, d.virt, &d.conf.http, d.conf.uri,
+	    d.conf.period_ms, err, sizeof(err));
+	if (d.http == NULL)
+		fatalx("%s", err);
 
 	d.ev_period = event_new(d.base, -1, EV_PERSIST, hostd_period, &d);
 	if (d.ev_period == NULL)
@@ -403,6 +409,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nitems(sigs); i++)
 		event_free(d.ev_sig[i]);
 	event_free(d.ev_period);
+	http_stop(d.http);
 	virt_free(d.virt);
 	host_free(d.host);
 	sampler_free(d.sampler);

@@ -1,0 +1,146 @@
+/* Copy what operators see of the daemon's model into a snapshot. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "api_policy.h"
+#include "model.h"
+#include "util.h"
+
+#define API_DEFAULT_WEIGHT	1024	/* as the model: cgroup v1 shares */
+
+/* Copy a string, cutting it to fit. */
+static void
+api_copy(char *dst, size_t len, const char *src)
+{
+	size_t	n = strnlen(src, len - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+static enum api_agent_state
+api_agent_state(const struct vm *vm)
+{
+	const struct vm_chan	*c = &vm->chan;
+
+	if (vm->info.channel == NULL && !c->connected)
+		return API_AGENT_NONE;
+	if (!c->connected || !c->hello)
+		return API_AGENT_WAITING;
+	if (c->ack_seq > 0 && !c->ack_ok)
+		return API_AGENT_FAILING;
+	if (c->following)
+		return API_AGENT_FOLLOWING;
+	return API_AGENT_CONNECTED;
+}
+
+static void
+api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
+{
+	const struct vm_meta	*m = &vm->meta;
+	const struct vm_chan	*c = &vm->chan;
+	bool			 ok = m->present && m->valid;
+	unsigned int		 i;
+
+	snprintf(a->name, sizeof a->name, "%s", vm->info.name ?
+	    vm->info.name : "");
+	snprintf(a->uuid, sizeof a->uuid, "%s", vm->info.uuid);
+	a->vcpus = cpuset_count(&vm->info.online);
+	a->cores = vm->info.ncores;
+	a->cpu_shares = vm->info.shares;
+	a->paused = vm->info.paused;
+	a->steerable = host_params(h)->observe || c->following;
+
+	a->mode = ok ? m->mode : POLICY_MODE_AUTO;
+	a->has_weight = ok && m->weight > 0;
+	a->has_min_cores = ok && m->min_cores > 0;
+	a->has_max_cores = ok && m->max_cores > 0;
+	a->has_cpus = ok && m->mode == POLICY_MODE_FIXED;
+	a->weight = a->has_weight ? m->weight :
+	    vm->info.shares ? vm->info.shares : API_DEFAULT_WEIGHT;
+	if (a->weight > API_POLICY_WEIGHT_MAX)
+		a->weight = API_POLICY_WEIGHT_MAX;
+	a->min_cores = a->has_min_cores ? m->min_cores : 0;
+	a->max_cores = a->has_max_cores ? m->max_cores : 0;
+	if (a->has_cpus)
+		a->fixed = m->cpus;
+	if (m->present && !m->valid)
+		api_copy(a->policy_error, sizeof a->policy_error, m->error);
+
+	a->target = c->target;
+	a->target_seq = c->target_seq;
+	a->acked = c->ack_seq > 0 && c->ack_ok;
+	a->ack_seq = c->ack_seq;
+	a->applied = c->applied;
+	if (c->ack_seq > 0 && !c->ack_ok)
+		api_copy(a->ack_error, sizeof a->ack_error, c->ack_error);
+
+	a->agent = api_agent_state(vm);
+	snprintf(a->agent_name, sizeof a->agent_name, "%s", c->agent);
+	snprintf(a->backend, sizeof a->backend, "%s", c->backend);
+	snprintf(a->kernel, sizeof a->kernel, "%s", c->kernel);
+	snprintf(a->governor, sizeof a->governor, "%s", c->governor);
+	a->proto_errors = c->err_decode + c->err_overlong + c->err_rate +
+	    c->err_protocol;
+	a->has_report = c->report_ms > 0;
+	a->steal_pct = c->hint_steal_pct;
+	a->psi_some_avg10 = c->hint_psi;
+	a->nr_running = c->hint_runnable >= 0 ?
+	    (uint32_t)c->hint_runnable : 0;
+
+	/* Cumulative schedstat counters of the vCPU threads, in seconds. */
+	for (i = 0; i < vm->info.nvcpus && vm->thread != NULL; i++) {
+		a->run_s += vm->thread[i].run_ns / 1e9;
+		a->delay_s += vm->thread[i].delay_ns / 1e9;
+	}
+	a->run_cpus = vm->sample.valid ? vm->sample.run_cpus : 0;
+	a->delay_cpus = vm->sample.valid ? vm->sample.delay_cpus : 0;
+
+	a->has_decision = vm->decided;
+	if (vm->decided)
+		a->decision = vm->decision;
+	a->decisions = vm->pstate.changes;
+}
+
+void
+api_fill(const struct host *h, struct api_snapshot *s)
+{
+	const struct host_sample	*hs = host_sample(h);
+	const struct policy_summary	*sum = host_summary(h);
+	const struct decision_event	*ev;
+	const struct vm			*vm;
+	struct api_host			*a = &s->host;
+
+	if (gethostname(a->hostname, sizeof a->hostname) != 0)
+		a->hostname[0] = '\0';
+	a->hostname[sizeof a->hostname - 1] = '\0';
+	snprintf(a->mode, sizeof a->mode, "%s",
+	    host_params(h)->observe ? "observe" : "enforce");
+	a->period_seq = host_periods(h);
+	a->time_ms = hs->real_ms;
+	a->pcpus = cpuset_count(&hs->online);
+	a->usable = hs->usable;
+	a->capacity = hs->capacity;
+	a->nonvm_cpus = hs->nonvm_cpus;
+	a->demand = sum->demand;
+	a->preferred = sum->preferred;
+	a->ndomains = sum->ndomains;
+	a->over_capacity = sum->over_capacity;
+	a->delay_cpus = hs->vm_delay_cpus;
+	a->has_psi = hs->psi_some_avg10 >= 0;
+	a->psi_some_avg10 = a->has_psi ? hs->psi_some_avg10 : 0;
+	ev = host_decision(h, 0);
+	a->decisions = ev != NULL ? ev->seq : 0;
+
+	HOST_FOREACH_VM(vm, h) {
+		struct api_vm *v = api_snapshot_vm(s);
+
+		api_fill_vm(h, vm, v);
+		a->vcpus += v->vcpus;
+		a->proto_errors += v->proto_errors;
+		if (v->has_decision && v->decision.contended)
+			a->contended = true;
+	}
+}

@@ -1,0 +1,768 @@
+/*
+ * prefcpuctl: the operator's command line for prefcpu-hostd, over the
+ * daemon's HTTP API (libcurl; the unix socket by default, --url for TCP).
+ *
+ * Subcommands come from one table, which also prints --help.  Exit codes
+ * (for scripts): 0 done, 1 the daemon refused or failed, 2 usage, 3 the
+ * daemon is not reachable, 4 no such domain.
+ */
+#include <sys/select.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+
+#include "api.h"
+#include "api_policy.h"
+#include "log.h"
+#include "util.h"
+
+#ifndef CTL_DEFAULT_SOCKET
+#define CTL_DEFAULT_SOCKET	"/run/prefcpu/hostd.sock"
+#endif
+#define CTL_MAX_RESPONSE	(64u << 20)
+
+enum ctl_exit {
+	CTL_OK = 0,
+	CTL_FAIL = 1,
+	CTL_USAGE = 2,
+	CTL_UNREACHABLE = 3,
+	CTL_NOTFOUND = 4,
+};
+
+struct ctl {
+	const char	*socket;
+	const char	*url;	/* base, e.g. http://127.0.0.1:9471 */
+	bool		 json;
+	CURL		*curl;
+};
+
+struct ctl_buf {
+	char	*data;
+	size_t	 len;
+};
+
+struct ctl_cmd {
+	const char	*name;
+	const char	*args;
+	const char	*help;
+	int		(*fn)(struct ctl *, int, char **);
+};
+
+static int	ctl_status(struct ctl *, int, char **);
+static int	ctl_top(struct ctl *, int, char **);
+static int	ctl_explain(struct ctl *, int, char **);
+static int	ctl_policy(struct ctl *, int, char **);
+
+static const struct ctl_cmd ctl_cmds[] = {
+	{ "status", "", "Host summary and a table of the VMs.", ctl_status },
+	{ "top", "[--iterations N]",
+	    "Refreshing view of status, every period; q quits.", ctl_top },
+	{ "explain", "DOMAIN",
+	    "A VM's policy, target, what the guest applied, agent, and the"
+	    " inputs and reason of the last decision.", ctl_explain },
+	{ "policy", "DOMAIN [--mode auto|off|fixed] [--weight N]"
+	    " [--min-cores N] [--max-cores N] [--cpus LIST] [--dry-run]",
+	    "Change a VM's policy in its libvirt metadata, live and"
+	    " persistent; --dry-run prints the equivalent virsh command.",
+	    ctl_policy },
+};
+
+static void
+ctl_usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: prefcpuctl [--socket PATH | --url URL] [--json]"
+	    " COMMAND [ARGS]\n\n"
+	    "  --socket PATH  the daemon's unix socket (default %s)\n"
+	    "  --url URL      the daemon's TCP address, e.g."
+	    " http://127.0.0.1:9471 (read-only)\n"
+	    "  --json         print the API's JSON (read commands)\n\n"
+	    "commands:\n", CTL_DEFAULT_SOCKET);
+	for (i = 0; i < nitems(ctl_cmds); i++)
+		fprintf(f, "  %s %s\n      %s\n", ctl_cmds[i].name,
+		    ctl_cmds[i].args, ctl_cmds[i].help);
+	fprintf(f, "\nexit status: 0 done, 1 the daemon refused or failed,"
+	    " 2 usage, 3 daemon not reachable, 4 no such domain\n");
+}
+
+static size_t
+ctl_write_cb(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct ctl_buf	*b = arg;
+	size_t		 len = size * n;
+
+	if (b->len + len > CTL_MAX_RESPONSE)
+		return 0;
+	b->data = xreallocarray(b->data, 1, b->len + len + 1);
+	memcpy(b->data + b->len, ptr, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return len;
+}
+
+/* Print a string that came from the daemon (guest text among it) safely. */
+static const char *
+ctl_esc(const char *s, char *buf, size_t len)
+{
+	return str_escape(buf, len, s, strlen(s));
+}
+
+/*
+ * One request.  Returns the HTTP status, or -1 when the daemon could not
+ * be reached (the message is printed).  *out gets the parsed JSON body.
+ */
+static int
+ctl_request(struct ctl *c, const char *method, const char *path,
+    const char *body, struct json_object **out)
+{
+	struct ctl_buf		 b = { NULL, 0 };
+	struct curl_slist	*hdr = NULL;
+	char			*url;
+	long			 status = 0;
+	CURLcode		 rc;
+
+	*out = NULL;
+	curl_easy_reset(c->curl);
+	xasprintf(&url, "%s%s", c->url != NULL ? c->url : "http://localhost",
+	    path);
+	curl_easy_setopt(c->curl, CURLOPT_URL, url);
+	if (c->url == NULL)
+		curl_easy_setopt(c->curl, CURLOPT_UNIX_SOCKET_PATH, c->socket);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEFUNCTION, ctl_write_cb);
+	curl_easy_setopt(c->curl, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(c->curl, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c->curl, CURLOPT_NOSIGNAL, 1L);
+	if (body != NULL) {
+		hdr = curl_slist_append(hdr, "Content-Type: application/json");
+		curl_easy_setopt(c->curl, CURLOPT_HTTPHEADER, hdr);
+		curl_easy_setopt(c->curl, CURLOPT_CUSTOMREQUEST, method);
+		curl_easy_setopt(c->curl, CURLOPT_POSTFIELDS, body);
+	}
+	rc = curl_easy_perform(c->curl);
+	curl_slist_free_all(hdr);
+	if (rc != CURLE_OK) {
+		if (rc == CURLE_COULDNT_CONNECT)
+			fprintf(stderr, "prefcpuctl: prefcpu-hostd is not"
+			    " running (nothing answers at %s)\n",
+			    c->url != NULL ? c->url : c->socket);
+		else
+			fprintf(stderr, "prefcpuctl: %s: %s\n", url,
+			    curl_easy_strerror(rc));
+		free(url);
+		free(b.data);
+		return -1;
+	}
+	free(url);
+	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (b.data != NULL)
+		*out = json_tokener_parse(b.data);
+	free(b.data);
+	return (int)status;
+}
+
+/* Map a status to an exit code, printing the daemon's error if any. */
+static int
+ctl_check(int status, struct json_object *o)
+{
+	struct json_object	*e;
+	char			 buf[1024];
+
+	if (status < 0)
+		return CTL_UNREACHABLE;
+	if (status >= 200 && status < 300 && o != NULL)
+		return CTL_OK;
+	if (o != NULL && json_object_object_get_ex(o, "error", &e))
+		fprintf(stderr, "prefcpuctl: %s\n",
+		    ctl_esc(json_object_get_string(e), buf, sizeof buf));
+	else
+		fprintf(stderr, "prefcpuctl: the daemon answered %d\n", status);
+	return status == 404 ? CTL_NOTFOUND : CTL_FAIL;
+}
+
+static int
+ctl_get(struct ctl *c, const char *path, struct json_object **o)
+{
+	int	rc = ctl_check(ctl_request(c, "GET", path, NULL, o), *o);
+
+	if (rc != CTL_OK) {
+		json_object_put(*o);
+		*o = NULL;
+	}
+	return rc;
+}
+
+/* A member by path "a.b.c"; NULL when absent or null. */
+static struct json_object *
+ctl_at(struct json_object *o, const char *path)
+{
+	char	key[64];
+	size_t	n;
+
+	while (o != NULL && *path != '\0') {
+		n = strcspn(path, ".");
+		if (n >= sizeof key)
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		if (!json_object_object_get_ex(o, key, &o))
+			return NULL;
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static const char *
+ctl_str(struct json_object *o, const char *path, char *buf, size_t len)
+{
+	struct json_object *v = ctl_at(o, path);
+
+	if (v == NULL)
+		return "-";
+	return ctl_esc(json_object_get_string(v), buf, len);
+}
+
+static double
+ctl_num(struct json_object *o, const char *path)
+{
+	struct json_object *v = ctl_at(o, path);
+
+	return v != NULL ? json_object_get_double(v) : 0;
+}
+
+static void
+ctl_print_json(struct json_object *o)
+{
+	printf("%s\n", json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
+static void
+ctl_print_status(struct json_object *h, struct json_object *d)
+{
+	struct json_object	*arr = ctl_at(d, "domains"), *vm;
+	char			 b1[256], b2[128], b3[128], b4[128];
+	size_t			 i, n;
+
+	printf("host %s  mode %s  period %.1f s  periods %.0f\n",
+	    ctl_str(h, "hostname", b1, sizeof b1),
+	    ctl_str(h, "mode", b2, sizeof b2),
+	    ctl_num(h, "period_ms") / 1000, ctl_num(h, "period_seq"));
+	printf("pCPUs %.0f (usable %s)  capacity %.2f  demand %.2f"
+	    "  vCPUs %.0f  preferred %.0f  over-commit %.2f\n",
+	    ctl_num(h, "pcpus"), ctl_str(h, "usable_pcpus", b1, sizeof b1),
+	    ctl_num(h, "capacity"), ctl_num(h, "demand"), ctl_num(h, "vcpus"),
+	    ctl_num(h, "preferred_vcpus"), ctl_num(h, "overcommit"));
+	printf("run delay %.2f CPUs  CPU pressure %s %%  contended %s"
+	    "  decisions %.0f\n\n", ctl_num(h, "run_delay_cpus"),
+	    ctl_str(h, "cpu_pressure_some_avg10", b2, sizeof b2),
+	    ctl_str(h, "contended", b3, sizeof b3), ctl_num(h, "decisions"));
+	printf("%-20s %5s %-12s %-12s %6s %6s %6s %6s %-10s %s\n", "NAME",
+	    "VCPUS", "PREFERRED", "APPLIED", "WEIGHT", "SHARE", "DEMAND",
+	    "DELAY%", "AGENT", "DECISION");
+	n = arr != NULL ? json_object_array_length(arr) : 0;
+	for (i = 0; i < n; i++) {
+		vm = json_object_array_get_idx(arr, i);
+		printf("%-20s %5.0f %-12s %-12s %6.0f %6.2f %6.2f %6.1f %-10s"
+		    " %s\n", ctl_str(vm, "name", b1, sizeof b1),
+		    ctl_num(vm, "vcpus"),
+		    ctl_str(vm, "decision.preferred", b2, sizeof b2),
+		    ctl_str(vm, "applied.cpus", b3, sizeof b3),
+		    ctl_num(vm, "policy.weight"), ctl_num(vm, "decision.share"),
+		    ctl_num(vm, "decision.demand"),
+		    ctl_num(vm, "usage.run_delay_pct"),
+		    ctl_str(vm, "agent.state", b4, sizeof b4),
+		    ctl_str(vm, "decision.reason", b1, sizeof b1));
+	}
+}
+
+/* host and domains in one object, for --json. */
+static int
+ctl_fetch_status(struct ctl *c, struct json_object **h,
+    struct json_object **d)
+{
+	int	rc;
+
+	if ((rc = ctl_get(c, "/api/v1/host", h)) != CTL_OK)
+		return rc;
+	if ((rc = ctl_get(c, "/api/v1/domains", d)) != CTL_OK) {
+		json_object_put(*h);
+		return rc;
+	}
+	return CTL_OK;
+}
+
+static void
+ctl_show_status(struct ctl *c, struct json_object *h, struct json_object *d)
+{
+	struct json_object	*o;
+
+	if (c->json) {
+		o = json_object_new_object();
+		json_object_object_add(o, "host", json_object_get(h));
+		json_object_object_add(o, "domains",
+		    json_object_get(ctl_at(d, "domains")));
+		printf("%s\n", json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else
+		ctl_print_status(h, d);
+}
+
+static int
+ctl_status(struct ctl *c, int argc, char **argv)
+{
+	struct json_object	*h, *d;
+	int			 rc;
+
+	if (argc != 1) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	if ((rc = ctl_fetch_status(c, &h, &d)) != CTL_OK)
+		return rc;
+	ctl_show_status(c, h, d);
+	json_object_put(h);
+	json_object_put(d);
+	return CTL_OK;
+}
+
+static struct termios	ctl_saved_tty;
+static bool		ctl_tty_raw;
+
+static void
+ctl_tty_restore(void)
+{
+	if (ctl_tty_raw)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &ctl_saved_tty);
+	ctl_tty_raw = false;
+}
+
+static int
+ctl_top(struct ctl *c, int argc, char **argv)
+{
+	struct json_object	*h, *d;
+	struct termios		 t;
+	struct timeval		 tv;
+	fd_set			 rfds;
+	uint64_t		 iterations = 0, done = 0;
+	double			 period;
+	char			 ch;
+	int			 rc = CTL_OK;
+	bool			 tty = isatty(STDOUT_FILENO) && !c->json;
+
+	if (argc == 3 && strcmp(argv[1], "--iterations") == 0) {
+		if (parse_uint(argv[2], 1, UINT32_MAX, &iterations) != 0) {
+			fprintf(stderr, "prefcpuctl: --iterations: not a"
+			    " positive integer\n");
+			return CTL_USAGE;
+		}
+	} else if (argc != 1) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO,
+	    &ctl_saved_tty) == 0) {
+		t = ctl_saved_tty;
+		t.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		t.c_cc[VMIN] = 1;
+		t.c_cc[VTIME] = 0;
+		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0) {
+			ctl_tty_raw = true;
+			atexit(ctl_tty_restore);
+		}
+	}
+	for (;;) {
+		if ((rc = ctl_fetch_status(c, &h, &d)) != CTL_OK)
+			break;
+		period = ctl_num(h, "period_ms") / 1000;
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		ctl_show_status(c, h, d);
+		if (tty)
+			fputs("\n(q quits)\n", stdout);
+		fflush(stdout);
+		json_object_put(h);
+		json_object_put(d);
+		if (iterations != 0 && ++done >= iterations)
+			break;
+		if (period < 0.2)
+			period = 1;
+		FD_ZERO(&rfds);
+		FD_SET(STDIN_FILENO, &rfds);
+		tv.tv_sec = (time_t)period;
+		tv.tv_usec = (suseconds_t)((period - (double)tv.tv_sec) * 1e6);
+		if (select(STDIN_FILENO + 1, &rfds, NULL, NULL, &tv) > 0) {
+			/* q, or end of input, quits. */
+			if (read(STDIN_FILENO, &ch, 1) != 1 || ch == 'q' ||
+			    ch == 'Q')
+				break;
+		}
+	}
+	ctl_tty_restore();
+	return rc;
+}
+
+static char *
+ctl_domain_path(struct ctl *c, const char *domain, const char *suffix)
+{
+	char	*esc, *path;
+
+	esc = curl_easy_escape(c->curl, domain, 0);
+	if (esc == NULL)
+		abort();
+	xasprintf(&path, "/api/v1/domains/%s%s", esc, suffix);
+	curl_free(esc);
+	return path;
+}
+
+static int
+ctl_explain(struct ctl *c, int argc, char **argv)
+{
+	struct json_object	*o;
+	char			*path, b1[512], b2[256], b3[256];
+	int			 rc;
+
+	if (argc != 2) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	path = ctl_domain_path(c, argv[1], "");
+	rc = ctl_get(c, path, &o);
+	free(path);
+	if (rc != CTL_OK)
+		return rc;
+	if (c->json) {
+		ctl_print_json(o);
+		json_object_put(o);
+		return CTL_OK;
+	}
+	printf("domain %s (%s), %.0f vCPUs in %.0f cores\n",
+	    ctl_str(o, "name", b1, sizeof b1), ctl_str(o, "uuid", b2, sizeof b2),
+	    ctl_num(o, "vcpus"), ctl_num(o, "cores"));
+	printf("policy: mode %s, weight %.0f, min-cores %.0f, max-cores %.0f,"
+	    " cpus %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
+	    ctl_num(o, "policy.weight"), ctl_num(o, "policy.min_cores"),
+	    ctl_num(o, "policy.max_cores"),
+	    ctl_str(o, "policy.cpus", b2, sizeof b2));
+	if (ctl_at(o, "policy.error") != NULL)
+		printf("policy error: %s\n",
+		    ctl_str(o, "policy.error", b1, sizeof b1));
+	printf("target: %s (seq %.0f)\n",
+	    ctl_str(o, "target.preferred", b1, sizeof b1),
+	    ctl_num(o, "target.seq"));
+	printf("applied by the guest: %s (seq %.0f)%s%s\n",
+	    ctl_str(o, "applied.cpus", b1, sizeof b1),
+	    ctl_num(o, "applied.seq"),
+	    ctl_at(o, "applied.error") ? ", error: " : "",
+	    ctl_at(o, "applied.error") ? ctl_str(o, "applied.error", b2,
+	    sizeof b2) : "");
+	printf("agent: %s %s, backend %s, kernel %s, protocol errors %.0f\n",
+	    ctl_str(o, "agent.state", b1, sizeof b1),
+	    ctl_str(o, "agent.agent", b2, sizeof b2),
+	    ctl_str(o, "agent.backend", b3, sizeof b3),
+	    ctl_str(o, "agent.kernel", b3, sizeof b3),
+	    ctl_num(o, "agent.protocol_errors"));
+	printf("usage: run %.2f CPUs, run delay %.2f CPUs (%.1f %%)\n",
+	    ctl_num(o, "usage.run_cpus"), ctl_num(o, "usage.run_delay_cpus"),
+	    ctl_num(o, "usage.run_delay_pct"));
+	if (ctl_at(o, "decision") == NULL)
+		printf("decision: none yet\n");
+	else {
+		printf("decision: %s -> %s (%.0f vCPUs, %.0f cores)\n",
+		    ctl_str(o, "decision.reason", b1, sizeof b1),
+		    ctl_str(o, "decision.preferred", b2, sizeof b2),
+		    ctl_num(o, "decision.vcpus"), ctl_num(o, "decision.cores"));
+		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof b1));
+		printf("  inputs: contention domain %.0f, capacity %.2f,"
+		    " demand %.2f, claim %.2f, share %.2f, saturated %s,"
+		    " contended %s\n", ctl_num(o, "decision.contention_domain"),
+		    ctl_num(o, "decision.capacity"),
+		    ctl_num(o, "decision.demand"), ctl_num(o, "decision.claim"),
+		    ctl_num(o, "decision.share"),
+		    ctl_str(o, "decision.saturated", b2, sizeof b2),
+		    ctl_str(o, "decision.contended", b3, sizeof b3));
+	}
+	json_object_put(o);
+	return CTL_OK;
+}
+
+/* The metadata the daemon knows of, as the base a change merges into. */
+static void
+ctl_policy_current(struct json_object *md, struct api_policy *p)
+{
+	struct json_object	*v;
+	int			 m;
+	char			 err[128];
+
+	if (json_object_object_get_ex(md, "mode", &v) &&
+	    (m = api_mode_parse(json_object_get_string(v))) >= 0) {
+		p->has_mode = true;
+		p->mode = (enum policy_mode)m;
+	}
+	if (json_object_object_get_ex(md, "weight", &v)) {
+		p->has_weight = true;
+		p->weight = (unsigned int)json_object_get_int(v);
+	}
+	if (json_object_object_get_ex(md, "min_cores", &v)) {
+		p->has_min_cores = true;
+		p->min_cores = (unsigned int)json_object_get_int(v);
+	}
+	if (json_object_object_get_ex(md, "max_cores", &v)) {
+		p->has_max_cores = true;
+		p->max_cores = (unsigned int)json_object_get_int(v);
+	}
+	if (json_object_object_get_ex(md, "cpus", &v) &&
+	    cpuset_parse(&p->cpus, json_object_get_string(v), err,
+	    sizeof err) == 0)
+		p->has_cpus = true;
+}
+
+static int
+ctl_policy_uint(const char *opt, const char *arg, uint64_t max,
+    unsigned int *out)
+{
+	uint64_t	v;
+
+	if (parse_uint(arg, 0, max, &v) != 0) {
+		fprintf(stderr, "prefcpuctl: --%s: expected 0..%llu\n", opt,
+		    (unsigned long long)max);
+		return -1;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
+/* Quote for a POSIX shell: 'it'\''s'. */
+static void
+ctl_shell_quote(FILE *f, const char *s)
+{
+	fputc('\'', f);
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('\'', f);
+}
+
+static int
+ctl_policy(struct ctl *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "weight", required_argument, NULL, 'w' },
+		{ "min-cores", required_argument, NULL, 'n' },
+		{ "max-cores", required_argument, NULL, 'x' },
+		{ "cpus", required_argument, NULL, 'c' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct api_policy	 set, p;
+	struct json_object	*o = NULL, *md;
+	const char		*domain;
+	char			 err[256], *path, *body, *xml;
+	bool			 dry = false;
+	int			 ch, m, rc, status;
+
+	memset(&set, 0, sizeof set);
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			if ((m = api_mode_parse(optarg)) < 0) {
+				fprintf(stderr, "prefcpuctl: --mode: auto, off"
+				    " or fixed\n");
+				return CTL_USAGE;
+			}
+			set.has_mode = true;
+			set.mode = (enum policy_mode)m;
+			break;
+		case 'w':
+			if (ctl_policy_uint("weight", optarg,
+			    API_POLICY_WEIGHT_MAX, &set.weight) != 0 ||
+			    set.weight == 0)
+				return CTL_USAGE;
+			set.has_weight = true;
+			break;
+		case 'n':
+			if (ctl_policy_uint("min-cores", optarg,
+			    API_POLICY_CORES_MAX, &set.min_cores) != 0)
+				return CTL_USAGE;
+			set.has_min_cores = true;
+			break;
+		case 'x':
+			if (ctl_policy_uint("max-cores", optarg,
+			    API_POLICY_CORES_MAX, &set.max_cores) != 0)
+				return CTL_USAGE;
+			set.has_max_cores = true;
+			break;
+		case 'c':
+			if (cpuset_parse(&set.cpus, optarg, err,
+			    sizeof err) != 0) {
+				fprintf(stderr, "prefcpuctl: --cpus: %s\n",
+				    err);
+				return CTL_USAGE;
+			}
+			set.has_cpus = true;
+			break;
+		case 'd':
+			dry = true;
+			break;
+		default:
+			ctl_usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	domain = argv[optind];
+
+	/* Merge into what is set now, so unnamed attributes stay. */
+	memset(&p, 0, sizeof p);
+	path = ctl_domain_path(c, domain, "");
+	status = ctl_request(c, "GET", path, NULL, &o);
+	free(path);
+	if (status == 200 && (md = ctl_at(o, "policy.metadata")) != NULL)
+		ctl_policy_current(md, &p);
+	else if (!dry) {
+		rc = ctl_check(status, o);
+		json_object_put(o);
+		return rc;
+	}
+	json_object_put(o);
+	if (set.has_mode) {
+		p.has_mode = true;
+		p.mode = set.mode;
+		if (set.mode != POLICY_MODE_FIXED)
+			p.has_cpus = false;
+	}
+	if (set.has_weight) {
+		p.has_weight = true;
+		p.weight = set.weight;
+	}
+	if (set.has_min_cores) {
+		p.has_min_cores = true;
+		p.min_cores = set.min_cores;
+	}
+	if (set.has_max_cores) {
+		p.has_max_cores = true;
+		p.max_cores = set.max_cores;
+	}
+	if (set.has_cpus) {
+		p.has_cpus = true;
+		p.cpus = set.cpus;
+	}
+	if (api_policy_check(&p, err, sizeof err) != 0) {
+		fprintf(stderr, "prefcpuctl: %s\n", err);
+		return CTL_USAGE;
+	}
+	if (dry) {
+		xml = api_policy_xml(&p);
+		fputs("virsh metadata ", stdout);
+		ctl_shell_quote(stdout, domain);
+		printf(" --uri %s --key %s --set ", API_POLICY_NS,
+		    API_POLICY_KEY);
+		ctl_shell_quote(stdout, xml);
+		printf(" --live --config\n");
+		free(xml);
+		return CTL_OK;
+	}
+	body = api_policy_to_json(&p);
+	path = ctl_domain_path(c, domain, "/policy");
+	status = ctl_request(c, "PUT", path, body, &o);
+	free(path);
+	free(body);
+	rc = ctl_check(status, o);
+	if (rc == CTL_OK) {
+		if (c->json)
+			ctl_print_json(o);
+		else
+			printf("%s: %s\n", domain,
+			    ctl_str(o, "metadata", err, sizeof err));
+	}
+	json_object_put(o);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "url", required_argument, NULL, 'u' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ctl	 c;
+	size_t		 i;
+	int		 ch, rc;
+
+	log_init("prefcpuctl", LOGL_WARNING);
+	memset(&c, 0, sizeof c);
+	c.socket = getenv("PREFCPU_SOCKET") != NULL ?
+	    getenv("PREFCPU_SOCKET") : CTL_DEFAULT_SOCKET;
+	/* '+': stop at the command, whose options are its own. */
+	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			c.socket = optarg;
+			break;
+		case 'u':
+			c.url = optarg;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			ctl_usage(stdout);
+			return CTL_OK;
+		case 'V':
+			printf("prefcpuctl %s\n", PREFCPU_VERSION);
+			return CTL_OK;
+		default:
+			ctl_usage(stderr);
+			return CTL_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		ctl_usage(stderr);
+		return CTL_USAGE;
+	}
+	for (i = 0; i < nitems(ctl_cmds); i++) {
+		if (strcmp(argv[optind], ctl_cmds[i].name) == 0)
+			break;
+	}
+	if (i == nitems(ctl_cmds)) {
+		fprintf(stderr, "prefcpuctl: unknown command; see --help\n");
+		return CTL_USAGE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
+		fatalx("curl_global_init failed");
+	c.curl = curl_easy_init();
+	if (c.curl == NULL)
+		fatalx("curl_easy_init failed");
+	/* Strip a trailing '/' so paths join cleanly. */
+	if (c.url != NULL && c.url[0] != '\0' &&
+	    c.url[strlen(c.url) - 1] == '/')
+		c.url = xstrndup(c.url, strlen(c.url) - 1);
+	rc = ctl_cmds[i].fn(&c, argc - optind, argv + optind);
+	curl_easy_cleanup(c.curl);
+	curl_global_cleanup();
+	return rc;
+}

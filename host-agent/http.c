@@ -1,0 +1,854 @@
+/*
+ * HTTP server of prefcpu-hostd on libevent's evhttp.  One evhttp per
+ * listener so that every request knows where it came from: the unix
+ * socket may write, TCP may only read.  Routes come from one table;
+ * errors are JSON objects {"error": "...", "status": N}.
+ *
+ * Bounds: request line + headers (max-headers bytes), header count
+ * (HTTP_MAX_HEADER_COUNT), body (max-body bytes; evhttp answers 413
+ * itself), and a timeout on every read and write of a connection.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+
+#include "api.h"
+#include "api_json.h"
+#include "api_policy.h"
+#include "http.h"
+#include "http_assets.h"
+#include "http_virt.h"
+#include "log.h"
+#include "model.h"
+#include "util.h"
+#include "virt.h"
+
+#define HTTP_MAX_HEADER_COUNT	64
+#define HTTP_MAX_SEGMENTS	8
+#define HTTP_DECISIONS_MAX	1000	/* ?limit= of /api/v1/decisions */
+#define HTTP_LISTEN_BACKLOG	64
+
+struct http_server;
+
+struct http_listener {
+	struct http_server	*srv;
+	struct evhttp		*http;
+	bool			 writable;
+	const char		*kind;	/* "unix", "tcp": for logs */
+};
+
+struct http_server {
+	struct event_base	*base;
+	struct host		*host;
+	const struct virt	*virt;
+	uint64_t		 start_ms;
+	struct http_conf	 conf;
+	char			*uri;	/* libvirt, for policy writes */
+	unsigned int		 period_ms;
+	struct http_listener	 tcp;
+	struct http_listener	 unix_;
+	char			*sock_path;	/* when we created it */
+	unsigned int		 port;
+	struct api_snapshot	 snap;	/* scratch, refilled per request */
+	/*
+	 * Host-wide run and run-delay counters: the per-VM ones vanish with
+	 * their VM, so the host's are summed here, period by period.
+	 */
+	struct event		*tick;
+	uint64_t		 seen_periods;
+	double			 run_s, delay_s;
+};
+
+/* One request being answered. */
+struct http_ctx {
+	struct http_server	*srv;
+	struct http_listener	*lst;
+	struct evhttp_request	*req;
+	struct evkeyvalq	 query;
+	char			*arg;	/* the {} segment, decoded */
+};
+
+enum http_method {
+	HM_GET = 1,
+	HM_PUT = 2,
+	HM_POST = 4,
+};
+
+struct http_route {
+	const char	*pattern;	/* "{}" matches one segment */
+	unsigned int	 methods;
+	bool		 write;		/* refused over TCP */
+	void		(*fn)(struct http_ctx *);
+};
+
+static void	http_h_asset(struct http_ctx *);
+static void	http_h_host(struct http_ctx *);
+static void	http_h_domains(struct http_ctx *);
+static void	http_h_domain(struct http_ctx *);
+static void	http_h_policy(struct http_ctx *);
+static void	http_h_history(struct http_ctx *);
+static void	http_h_decisions(struct http_ctx *);
+static void	http_h_metrics(struct http_ctx *);
+
+static const struct http_route http_routes[] = {
+	{ "/", HM_GET, false, http_h_asset },
+	{ "/static/{}", HM_GET, false, http_h_asset },
+	{ "/api/v1/host", HM_GET, false, http_h_host },
+	{ "/api/v1/domains", HM_GET, false, http_h_domains },
+	{ "/api/v1/domains/{}", HM_GET, false, http_h_domain },
+	{ "/api/v1/domains/{}/policy", HM_PUT | HM_POST, true, http_h_policy },
+	{ "/api/v1/history", HM_GET, false, http_h_history },
+	{ "/api/v1/decisions", HM_GET, false, http_h_decisions },
+	{ "/metrics", HM_GET, false, http_h_metrics },
+};
+
+void
+http_conf_default(struct http_conf *c)
+{
+	memset(c, 0, sizeof *c);
+	snprintf(c->listen, sizeof c->listen, "127.0.0.1:%d",
+	    HTTP_DEFAULT_PORT);
+	snprintf(c->socket, sizeof c->socket, "%s", HTTP_DEFAULT_SOCKET);
+	c->timeout_s = 10;
+	c->max_body = 16384;
+	c->max_headers = 8192;
+}
+
+static void
+http_free_cb(const void *data, size_t len, void *arg)
+{
+	free((void *)data);
+}
+
+/* Send a body we own (malloc'ed); evbuffer frees it after writing. */
+static void
+http_send(struct http_ctx *c, int status, const char *type, char *body,
+    size_t len)
+{
+	struct evkeyvalq	*h = evhttp_request_get_output_headers(c->req);
+	struct evbuffer		*out = evhttp_request_get_output_buffer(c->req);
+
+	evhttp_add_header(h, "Content-Type", type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	if (evbuffer_add_reference(out, body, len, http_free_cb, NULL) != 0) {
+		free(body);
+		evhttp_send_error(c->req, 500, NULL);
+		return;
+	}
+	evhttp_send_reply(c->req, status, NULL, NULL);
+}
+
+static void
+http_json(struct http_ctx *c, int status, char *body, size_t len)
+{
+	http_send(c, status, "application/json", body, len);
+}
+
+static void http_error(struct http_ctx *, int, const char *, ...)
+    LOG_PRINTF(3, 4);
+
+/* A JSON error; the text may hold client bytes: json-c escapes them. */
+static void
+http_error(struct http_ctx *c, int status, const char *fmt, ...)
+{
+	struct json_object	*o;
+	char			 msg[512], *body;
+	size_t			 n;
+	va_list			 ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	o = json_object_new_object();
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "status", json_object_new_int(status));
+	body = api_json_finish(o, &n);
+	http_json(c, status, body, n);
+}
+
+/* Fill the scratch snapshot; 503 and -1 before the first period. */
+static int
+http_fill(struct http_ctx *c)
+{
+	struct http_server	*srv = c->srv;
+
+	if (host_periods(srv->host) == 0) {
+		http_error(c, 503, "no data yet: the first period is not over");
+		return -1;
+	}
+	api_snapshot_reset(&srv->snap);
+	api_fill(srv->host, &srv->snap);
+	srv->snap.host.period_ms = srv->period_ms;
+	srv->snap.host.run_s = srv->run_s;
+	srv->snap.host.delay_s = srv->delay_s;
+	srv->snap.host.start_ms = srv->start_ms;
+	srv->snap.host.libvirt_connected = srv->virt != NULL &&
+	    virt_connected(srv->virt);
+	return 0;
+}
+
+static const struct http_asset *
+http_asset_find(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < http_nassets; i++) {
+		if (strcmp(http_assets[i].name, name) == 0)
+			return &http_assets[i];
+	}
+	return NULL;
+}
+
+static void
+http_h_asset(struct http_ctx *c)
+{
+	const struct http_asset	*a;
+	const char		*name = c->arg != NULL ? c->arg : "index.html";
+	struct evkeyvalq	*h;
+
+	a = http_asset_find(name);
+	if (a == NULL) {
+		http_error(c, 404, "no such file");
+		return;
+	}
+	h = evhttp_request_get_output_headers(c->req);
+	evhttp_add_header(h, "Content-Type", a->type);
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(h, "Cache-Control", "no-cache");
+	/*
+	 * Even if a guest string slipped into markup, no inline script
+	 * could run: scripts come from this server only.
+	 */
+	evhttp_add_header(h, "Content-Security-Policy",
+	    "default-src 'none'; script-src 'self'; style-src 'self'; "
+	    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+	    "frame-ancestors 'none'");
+	evbuffer_add_reference(evhttp_request_get_output_buffer(c->req),
+	    a->data, a->len, NULL, NULL);
+	evhttp_send_reply(c->req, 200, NULL, NULL);
+}
+
+static void
+http_h_host(struct http_ctx *c)
+{
+	size_t	 len;
+	char	*body;
+
+	if (http_fill(c) != 0)
+		return;
+	body = api_json_host(&c->srv->snap, &len);
+	http_json(c, 200, body, len);
+}
+
+static void
+http_h_domains(struct http_ctx *c)
+{
+	size_t	 len;
+	char	*body;
+
+	if (http_fill(c) != 0)
+		return;
+	body = api_json_domains(&c->srv->snap, &len);
+	http_json(c, 200, body, len);
+}
+
+static void
+http_h_domain(struct http_ctx *c)
+{
+	const struct api_vm	*vm;
+	size_t			 len;
+	char			*body;
+
+	if (http_fill(c) != 0)
+		return;
+	vm = api_snapshot_find(&c->srv->snap, c->arg);
+	if (vm == NULL) {
+		http_error(c, 404, "no running domain named %s", c->arg);
+		return;
+	}
+	body = api_json_domain(&c->srv->snap, vm, &len);
+	http_json(c, 200, body, len);
+}
+
+static void
+http_h_policy(struct http_ctx *c)
+{
+	struct http_server	*srv = c->srv;
+	struct evbuffer		*in = evhttp_request_get_input_buffer(c->req);
+	struct api_policy	 p;
+	struct json_object	*o;
+	char			 err[256], esc[API_NAME_MAX * 4], *text, *body;
+	char			*xml;
+	size_t			 len;
+	int			 status = 500;
+
+	len = evbuffer_get_length(in);
+	text = (char *)evbuffer_pullup(in, -1);
+	if (len == 0 || text == NULL) {
+		http_error(c, 400, "a JSON policy object is needed");
+		return;
+	}
+	if (api_policy_from_json(text, len, &p, err, sizeof err) != 0) {
+		http_error(c, 400, "bad policy: %s", err);
+		return;
+	}
+	if (http_virt_set_policy(srv->uri, c->arg, &p, &status, err,
+	    sizeof err) != 0) {
+		http_error(c, status, "%s", err);
+		return;
+	}
+	xml = api_policy_xml(&p);
+	o = json_object_new_object();
+	json_object_object_add(o, "domain", json_object_new_string(c->arg));
+	json_object_object_add(o, "metadata", json_object_new_string(xml));
+	log_notice("domain %s: policy set through the API: %s",
+	    str_escape(esc, sizeof esc, c->arg, strlen(c->arg)), xml);
+	free(xml);
+	body = api_json_finish(o, &len);
+	http_json(c, 200, body, len);
+}
+
+/* An optional unsigned query parameter; -1 after answering 400. */
+static int
+http_query_uint(struct http_ctx *c, const char *name, uint64_t min,
+    uint64_t max, uint64_t *out)
+{
+	const char	*v = evhttp_find_header(&c->query, name);
+
+	if (v == NULL)
+		return 0;
+	if (parse_uint(v, min, max, out) != 0) {
+		http_error(c, 400, "%s: expected an integer in %llu..%llu",
+		    name, (unsigned long long)min, (unsigned long long)max);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+http_h_history(struct http_ctx *c)
+{
+	uint64_t	 seconds = 3600, since = 0;
+	size_t		 len;
+	char		*body;
+
+	if (http_query_uint(c, "seconds", 1, 86400 * 366, &seconds) != 0 ||
+	    http_query_uint(c, "since", 0, UINT64_MAX / 2, &since) != 0)
+		return;
+	body = api_json_history(c->srv->host, seconds, since, &len);
+	http_json(c, 200, body, len);
+}
+
+static void
+http_h_decisions(struct http_ctx *c)
+{
+	uint64_t	 limit = 50;
+	size_t		 len;
+	char		*body;
+
+	if (http_query_uint(c, "limit", 1, HTTP_DECISIONS_MAX, &limit) != 0)
+		return;
+	body = api_json_decisions(c->srv->host, (unsigned int)limit, &len);
+	http_json(c, 200, body, len);
+}
+
+static void
+http_h_metrics(struct http_ctx *c)
+{
+	size_t	 len;
+	char	*body;
+
+	if (http_fill(c) != 0)
+		return;
+	body = api_metrics(&c->srv->snap, &len);
+	http_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", body,
+	    len);
+}
+
+/*
+ * Match a path against a pattern, segment by segment; "{}" takes one
+ * non-empty segment, percent-decoded into *arg.  1 on a match, 0 if not,
+ * -1 if the segment decodes to something no name can be (NUL, too long).
+ */
+static int
+http_match(const char *pattern, const char *path, char **arg)
+{
+	const char	*p = pattern, *q = path, *pe, *qe;
+	char		*dec;
+	size_t		 declen;
+
+	*arg = NULL;
+	for (;;) {
+		if (*p != '/' || *q != '/')
+			break;
+		p++;
+		q++;
+		pe = p + strcspn(p, "/");
+		qe = q + strcspn(q, "/");
+		if (pe - p == 2 && strncmp(p, "{}", 2) == 0) {
+			if (qe == q || *arg != NULL)
+				goto nomatch;
+			dec = evhttp_uridecode(q, 0, &declen);
+			if (dec == NULL)
+				goto nomatch;
+			*arg = dec;
+			if (declen != strlen(dec) || declen == 0 ||
+			    declen >= API_NAME_MAX)
+				return -1;
+		} else if (pe - p != qe - q || strncmp(p, q, (size_t)(pe - p)))
+			goto nomatch;
+		p = pe;
+		q = qe;
+		if (*p == '\0' && *q == '\0')
+			return 1;
+	}
+	if (*p == '\0' && *q == '\0')
+		return 1;
+nomatch:
+	free(*arg);
+	*arg = NULL;
+	return 0;
+}
+
+static unsigned int
+http_method(struct evhttp_request *req)
+{
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET:
+	case EVHTTP_REQ_HEAD:
+		return HM_GET;
+	case EVHTTP_REQ_PUT:
+		return HM_PUT;
+	case EVHTTP_REQ_POST:
+		return HM_POST;
+	default:
+		return 0;
+	}
+}
+
+static size_t
+http_header_count(struct evhttp_request *req)
+{
+	struct evkeyval	*kv;
+	size_t		 n = 0;
+
+	TAILQ_FOREACH(kv, evhttp_request_get_input_headers(req), next)
+		n++;
+	return n;
+}
+
+static void
+http_dispatch(struct evhttp_request *req, void *arg)
+{
+	struct http_listener	*lst = arg;
+	struct http_ctx		 c;
+	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
+	const struct http_route	*r, *found = NULL;
+	const char		*path, *query;
+	char			 esc[256];
+	unsigned int		 m = http_method(req);
+	size_t			 i;
+	int			 rc, bad_name = 0;
+
+	memset(&c, 0, sizeof c);
+	c.srv = lst->srv;
+	c.lst = lst;
+	c.req = req;
+	TAILQ_INIT(&c.query);
+
+	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	log_debug("http %s: %s", lst->kind, str_escape(esc, sizeof esc,
+	    evhttp_request_get_uri(req), strlen(evhttp_request_get_uri(req))));
+	if (http_header_count(req) > HTTP_MAX_HEADER_COUNT) {
+		http_error(&c, 431, "more than %d header fields",
+		    HTTP_MAX_HEADER_COUNT);
+		return;
+	}
+	if (path == NULL || *path != '/') {
+		http_error(&c, 400, "bad request target");
+		return;
+	}
+	for (i = 0; i < nitems(http_routes) && found == NULL; i++) {
+		r = &http_routes[i];
+		rc = http_match(r->pattern, path, &c.arg);
+		if (rc < 0) {
+			bad_name = 1;
+			free(c.arg);
+			c.arg = NULL;
+		} else if (rc > 0)
+			found = r;
+	}
+	if (found == NULL) {
+		if (bad_name)
+			http_error(&c, 400, "bad domain name in the path");
+		else
+			http_error(&c, 404, "no such resource");
+		return;
+	}
+	if ((found->methods & m) == 0) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Allow", found->methods & HM_GET ? "GET, HEAD" :
+		    "PUT, POST");
+		http_error(&c, 405, "method not allowed here");
+		goto out;
+	}
+	if (found->write && !lst->writable) {
+		http_error(&c, 403, "read-only listener: writes go through"
+		    " the unix socket");
+		goto out;
+	}
+	query = evhttp_uri_get_query(uri);
+	if (query != NULL && evhttp_parse_query_str(query, &c.query) != 0) {
+		http_error(&c, 400, "bad query string");
+		goto out;
+	}
+	found->fn(&c);
+out:
+	evhttp_clear_headers(&c.query);
+	free(c.arg);
+}
+
+static struct evhttp *
+http_new_evhttp(struct http_server *srv, struct http_listener *lst,
+    bool writable, const char *kind)
+{
+	struct evhttp	*h = evhttp_new(srv->base);
+
+	if (h == NULL)
+		fatalx("evhttp_new failed");
+	lst->srv = srv;
+	lst->http = h;
+	lst->writable = writable;
+	lst->kind = kind;
+	evhttp_set_timeout(h, (int)srv->conf.timeout_s);
+	evhttp_set_max_body_size(h, srv->conf.max_body);
+	evhttp_set_max_headers_size(h, srv->conf.max_headers);
+	evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_POST);
+	evhttp_set_gencb(h, http_dispatch, lst);
+	return h;
+}
+
+static bool
+http_is_loopback(const struct sockaddr *sa)
+{
+	const struct sockaddr_in	*in4 = (const void *)sa;
+	const struct sockaddr_in6	*in6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+		    (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+		    in6->sin6_addr.s6_addr[12] == 127);
+	return false;
+}
+
+/* "127.0.0.1:9471", "[::1]:9471"; numeric only, no name lookups. */
+static int
+http_listen_tcp(struct http_server *srv, char *err, size_t errlen)
+{
+	struct addrinfo		 hints, *ai = NULL;
+	struct evconnlistener	*l;
+	struct sockaddr_storage	 ss;
+	socklen_t		 sl = sizeof ss;
+	char			 host[CONF_STRLEN], *colon, *h;
+	const char		*port;
+	int			 rc, fd = -1, one = 1;
+
+	snprintf(host, sizeof host, "%s", srv->conf.listen);
+	colon = strrchr(host, ':');
+	if (colon == NULL) {
+		snprintf(err, errlen, "listen %s: expected ADDRESS:PORT",
+		    srv->conf.listen);
+		return -1;
+	}
+	*colon = '\0';
+	port = colon + 1;
+	h = host;
+	if (*h == '[' && colon > h && colon[-1] == ']') {
+		h++;
+		colon[-1] = '\0';
+	}
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
+	rc = getaddrinfo(*h ? h : NULL, port, &hints, &ai);
+	if (rc != 0) {
+		snprintf(err, errlen, "listen %s: %s", srv->conf.listen,
+		    gai_strerror(rc));
+		return -1;
+	}
+	if (!http_is_loopback(ai->ai_addr) && !srv->conf.listen_public) {
+		snprintf(err, errlen, "listen %s: not a loopback address;"
+		    " set listen-public = yes to serve it", srv->conf.listen);
+		goto fail;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+	    listen(fd, HTTP_LISTEN_BACKLOG) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(err, errlen, "listen %s: %s", srv->conf.listen,
+		    strerror(errno));
+		goto fail;
+	}
+	srv->port = ntohs(ss.ss_family == AF_INET6 ?
+	    ((struct sockaddr_in6 *)&ss)->sin6_port :
+	    ((struct sockaddr_in *)&ss)->sin_port);
+	freeaddrinfo(ai);
+	ai = NULL;
+	http_new_evhttp(srv, &srv->tcp, false, "tcp");
+	l = evconnlistener_new(srv->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE,
+	    -1, fd);
+	if (l == NULL || evhttp_bind_listener(srv->tcp.http, l) == NULL) {
+		snprintf(err, errlen, "listen %s: cannot serve it",
+		    srv->conf.listen);
+		if (l != NULL)
+			evconnlistener_free(l);
+		else
+			close(fd);
+		return -1;
+	}
+	log_info("http: read-only API on %s (port %u)", srv->conf.listen,
+	    srv->port);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (ai != NULL)
+		freeaddrinfo(ai);
+	return -1;
+}
+
+/*
+ * A socket file left by a daemon that died is replaced; one that answers
+ * belongs to a running daemon and is an error.
+ */
+static int
+http_unlink_stale(const char *path, const struct sockaddr_un *sun,
+    char *err, size_t errlen)
+{
+	struct stat	st;
+	int		fd, rc;
+
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "socket %s: exists and is not a socket",
+		    path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof *sun);
+	close(fd);
+	if (rc == 0) {
+		snprintf(err, errlen, "socket %s: a daemon is already"
+		    " listening there", path);
+		return -1;
+	}
+	if (unlink(path) != 0) {
+		snprintf(err, errlen, "socket %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+http_listen_unix(struct http_server *srv, char *err, size_t errlen)
+{
+	struct sockaddr_un	 sun;
+	struct evconnlistener	*l;
+	struct group		 gr, *grp = NULL;
+	char			 grbuf[4096], *dir, *slash;
+	const char		*path = srv->conf.socket;
+	gid_t			 gid = (gid_t)-1;
+	mode_t			 old;
+	int			 fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		snprintf(err, errlen, "socket %s: path too long", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if (srv->conf.socket_group[0] != '\0') {
+		if (getgrnam_r(srv->conf.socket_group, &gr, grbuf, sizeof grbuf,
+		    &grp) != 0 || grp == NULL) {
+			snprintf(err, errlen, "socket-group %s: no such group",
+			    srv->conf.socket_group);
+			return -1;
+		}
+		gid = grp->gr_gid;
+	}
+	dir = xstrdup(path);
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = '\0';
+		if (mkdir_p(dir, 0755) != 0) {
+			snprintf(err, errlen, "socket directory %s: %s", dir,
+			    strerror(errno));
+			free(dir);
+			return -1;
+		}
+	}
+	free(dir);
+	if (http_unlink_stale(path, &sun, err, errlen) != 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	/* Never a moment with wider permissions than 0660. */
+	old = umask(0117);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		umask(old);
+		snprintf(err, errlen, "socket %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	srv->sock_path = xstrdup(path);
+	if ((gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) != 0) ||
+	    chmod(path, 0660) != 0 || listen(fd, HTTP_LISTEN_BACKLOG) != 0) {
+		snprintf(err, errlen, "socket %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	http_new_evhttp(srv, &srv->unix_, true, "unix");
+	l = evconnlistener_new(srv->base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE,
+	    -1, fd);
+	if (l == NULL || evhttp_bind_listener(srv->unix_.http, l) == NULL) {
+		snprintf(err, errlen, "socket %s: cannot serve it", path);
+		if (l != NULL)
+			evconnlistener_free(l);
+		else
+			close(fd);
+		return -1;
+	}
+	log_info("http: API on unix socket %s", path);
+	return 0;
+}
+
+static void
+http_tick_arm(struct http_server *srv)
+{
+	struct timeval	tv;
+	unsigned int	ms = srv->period_ms / 2 ? srv->period_ms / 2 : 1;
+
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
+	evtimer_add(srv->tick, &tv);
+}
+
+/*
+ * Add the last period's vCPU run and delay to the host counters.  The
+ * timer runs at half the period, so a period is normally seen once; if
+ * the loop was late, the missed ones count at the last one's rate.
+ */
+static void
+http_tick(evutil_socket_t fd, short events, void *arg)
+{
+	struct http_server		*srv = arg;
+	const struct host_sample	*hs = host_sample(srv->host);
+	uint64_t			 n = host_periods(srv->host);
+
+	if (n > srv->seen_periods && hs->valid) {
+		srv->run_s += hs->vm_run_cpus * hs->period_s *
+		    (double)(n - srv->seen_periods);
+		srv->delay_s += hs->vm_delay_cpus * hs->period_s *
+		    (double)(n - srv->seen_periods);
+	}
+	srv->seen_periods = n;
+	http_tick_arm(srv);
+}
+
+struct http_server *
+http_start(struct event_base *base, struct host *host, const struct virt *virt,
+    const struct http_conf *conf, const char *uri, unsigned int period_ms,
+    char *err, size_t errlen)
+{
+	struct http_server	*srv = xcalloc(1, sizeof *srv);
+
+	srv->base = base;
+	srv->host = host;
+	srv->virt = virt;
+	srv->start_ms = time_real_ms();
+	srv->conf = *conf;
+	srv->uri = xstrdup(uri);
+	srv->period_ms = period_ms;
+	srv->seen_periods = host_periods(host);
+	api_snapshot_init(&srv->snap);
+	if (conf->listen[0] == '\0' && conf->socket[0] == '\0') {
+		snprintf(err, errlen, "http: neither listen nor socket is set");
+		goto fail;
+	}
+	if (conf->listen[0] != '\0' && http_listen_tcp(srv, err, errlen) != 0)
+		goto fail;
+	if (conf->socket[0] != '\0' && http_listen_unix(srv, err, errlen) != 0)
+		goto fail;
+	srv->tick = evtimer_new(base, http_tick, srv);
+	if (srv->tick == NULL)
+		fatalx("evtimer_new failed");
+	http_tick_arm(srv);
+	return srv;
+fail:
+	http_stop(srv);
+	return NULL;
+}
+
+void
+http_stop(struct http_server *srv)
+{
+	if (srv == NULL)
+		return;
+	if (srv->tick != NULL)
+		event_free(srv->tick);
+	if (srv->tcp.http != NULL)
+		evhttp_free(srv->tcp.http);
+	if (srv->unix_.http != NULL)
+		evhttp_free(srv->unix_.http);
+	if (srv->sock_path != NULL) {
+		if (unlink(srv->sock_path) != 0 && errno != ENOENT)
+			log_warn("unlink %s", srv->sock_path);
+		free(srv->sock_path);
+	}
+	api_snapshot_free(&srv->snap);
+	free(srv->uri);
+	free(srv);
+}
+
+unsigned int
+http_server_port(const struct http_server *srv)
+{
+	return srv->tcp.http != NULL ? srv->port : 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * The operator surfaces of prefcpu-hostd over HTTP (DESIGN.md 3.5): the
+ * read API under /api/v1, /metrics, the dashboard at /, and the one
+ * write (a VM's policy) which only the unix socket accepts.
+ *
+ * Two listeners on the daemon's libevent base: a unix socket (mode 0660,
+ * group configurable) and TCP, loopback unless the config explicitly
+ * allows another address.  Over TCP everything is read-only.
+ */
+#ifndef PREFCPU_HTTP_H
+#define PREFCPU_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "conf.h"
+
+struct event_base;
+struct host;
+struct virt;
+
+struct http_conf {
+	char		listen[CONF_STRLEN];	/* "127.0.0.1:9471"; "" none */
+	bool		listen_public;	/* allow a non-loopback address */
+	char		socket[CONF_STRLEN];	/* "" none */
+	char		socket_group[CONF_STRLEN];	/* "" keep ours */
+	unsigned int	timeout_s;	/* idle/slow client timeout */
+	unsigned int	max_body;	/* bytes of a request body */
+	unsigned int	max_headers;	/* bytes of a request's headers */
+};
+
+#define HTTP_DEFAULT_PORT	9471
+
+/*
+ * The options of struct http_conf for a daemon's conf table (section
+ * "http"), where the struct is member m of the daemon's struct t:
+ *	static const struct conf_opt opts[] = { ..., HTTP_CONF_OPTS(struct
+ *	    hostd_conf, http) };
+ */
+#define HTTP_CONF_OPTS(t, m)						\
+	{ "http", "listen", CONF_STRING, offsetof(t, m.listen),		\
+	    "127.0.0.1:9471", 0, 0, 0, 0, NULL,				\
+	    "TCP address:port of the read-only API, dashboard and metrics"	\
+	    " (empty: none)." },					\
+	{ "http", "listen-public", CONF_BOOL, offsetof(t, m.listen_public), \
+	    "no", 0, 0, 0, 0, NULL,					\
+	    "Allow a non-loopback listen address." },			\
+	{ "http", "socket", CONF_STRING, offsetof(t, m.socket),		\
+	    HTTP_DEFAULT_SOCKET, 0, 0, 0, 0, NULL,			\
+	    "Unix socket of the API, the only one that accepts writes"	\
+	    " (empty: none)." },					\
+	{ "http", "socket-group", CONF_STRING,				\
+	    offsetof(t, m.socket_group), "", 0, 0, 0, 0, NULL,		\
+	    "Group owning the unix socket (mode 0660); empty: the"	\
+	    " daemon's." },						\
+	{ "http", "timeout", CONF_UINT, offsetof(t, m.timeout_s), "10",	\
+	    1, 3600, 0, 0, NULL,					\
+	    "Seconds before a slow or idle client is dropped." },	\
+	{ "http", "max-body", CONF_UINT, offsetof(t, m.max_body), "16384", \
+	    64, 1048576, 0, 0, NULL,					\
+	    "Largest request body in bytes." },			\
+	{ "http", "max-headers", CONF_UINT, offsetof(t, m.max_headers),	\
+	    "8192", 512, 65536, 0, 0, NULL,				\
+	    "Largest request line and headers in bytes." }
+
+#ifndef HTTP_DEFAULT_SOCKET
+#define HTTP_DEFAULT_SOCKET	"/run/prefcpu/hostd.sock"
+#endif
+
+struct http_server;
+
+/* Set every field to its default (the HTTP_CONF_OPTS defaults). */
+void	http_conf_default(struct http_conf *);
+
+/*
+ * Bind the listeners and serve the model on base; virt (may be NULL) only
+ * tells whether libvirtd is connected.  Policy writes go to libvirt at uri
+ * (a connection opened per write: writes are rare).  period_ms is the
+ * daemon's period.  The [http] options are read once: a change needs a
+ * restart.  Returns NULL with a cause in err (a bad address, a socket in
+ * use by a running daemon, ...).
+ */
+struct http_server *http_start(struct event_base *, struct host *,
+	    const struct virt *, const struct http_conf *, const char *uri,
+	    unsigned int period_ms, char *err, size_t errlen);
+/* Close the listeners, drop connections and remove the unix socket. */
+void	http_stop(struct http_server *);
+/* The TCP port bound (useful with port 0), or 0. */
+unsigned int http_server_port(const struct http_server *);
+
+#endif

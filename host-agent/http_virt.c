@@ -1,0 +1,66 @@
+/*
+ * The daemon's discovery keeps its own libvirt connection for events; a
+ * write opens a short-lived one so that the HTTP module needs nothing from
+ * discovery.  The metadata-change event then reaches the model through
+ * discovery like any `virsh metadata` would.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include "api_policy.h"
+#include "http_virt.h"
+
+static void
+http_virt_error(const char *what, char *err, size_t errlen)
+{
+	const virError	*e = virGetLastError();
+
+	snprintf(err, errlen, "%s: %s", what, e != NULL && e->message != NULL ?
+	    e->message : "libvirt failed");
+}
+
+int
+http_virt_set_policy(const char *uri, const char *domain,
+    const struct api_policy *p, int *status, char *err, size_t errlen)
+{
+	virConnectPtr	 conn;
+	virDomainPtr	 dom;
+	char		*xml;
+	int		 rc = -1, persistent;
+	unsigned int	 flags = VIR_DOMAIN_AFFECT_LIVE;
+
+	*status = 502;
+	conn = virConnectOpen(uri);
+	if (conn == NULL) {
+		http_virt_error("cannot connect to libvirt", err, errlen);
+		return -1;
+	}
+	dom = virDomainLookupByName(conn, domain);
+	if (dom == NULL)
+		dom = virDomainLookupByUUIDString(conn, domain);
+	if (dom == NULL) {
+		*status = 404;
+		snprintf(err, errlen, "no domain named %s", domain);
+		goto out;
+	}
+	persistent = virDomainIsPersistent(dom);
+	if (persistent == 1)
+		flags |= VIR_DOMAIN_AFFECT_CONFIG;
+	if (virDomainIsActive(dom) != 1)
+		flags &= ~(unsigned int)VIR_DOMAIN_AFFECT_LIVE;
+	xml = api_policy_xml(p);
+	if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
+	    API_POLICY_KEY, API_POLICY_NS, flags) != 0)
+		http_virt_error("cannot set the metadata", err, errlen);
+	else
+		rc = 0;
+	free(xml);
+	virDomainFree(dom);
+out:
+	virConnectClose(conn);
+	return rc;
+}

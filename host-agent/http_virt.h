@@ -1,0 +1,18 @@
+/* Policy writes through libvirt for the HTTP API's one write route. */
+#ifndef PREFCPU_HTTP_VIRT_H
+#define PREFCPU_HTTP_VIRT_H
+
+#include <stddef.h>
+
+#include "api_policy.h"
+
+/*
+ * Replace the prefcpu metadata element of a domain (name or UUID), live
+ * and persistent (live only for a transient domain).  0, or -1 with a
+ * cause and the HTTP status that fits it (404 no such domain, 502 libvirt
+ * failed).
+ */
+int	http_virt_set_policy(const char *uri, const char *domain,
+	    const struct api_policy *, int *status, char *err, size_t errlen);
+
+#endif
