@@ -800,6 +800,10 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 
+	if ((size_t)from >= nitems(peer_names)) {
+		seterr(err, errlen, "no such peer %d", (int)from);
+		return -1;
+	}
 	if ((root = parse_object(line, len, err, errlen)) == NULL)
 		return -1;
 

@@ -842,6 +842,10 @@ START_TEST(seq_out)
 	    &seq, err, sizeof err), 0);
 	ck_assert_uint_eq(seq, 6);
 
+	ck_assert_int_eq(proto_decode(l, strlen(l), (enum proto_peer)2, &msg,
+	    &seq, err, sizeof err), -1);
+	ck_assert_str_eq(err, "no such peer 2");
+
 	/* err and seq_out are optional. */
 	ck_assert_int_eq(proto_decode(l, strlen(l), PROTO_FROM_HOST, &msg,
 	    NULL, NULL, 0), 0);
