@@ -1,0 +1,1305 @@
+/*
+ * The policy engine (DESIGN.md section 3.3).  Every period: group the VMs
+ * into contention domains by their pCPUs, take out what cannot be steered,
+ * water-fill the rest of each domain's capacity by weight, round the shares
+ * to whole guest cores, then damp the moves so that steady input gives
+ * steady output.  No I/O and no clock: the caller passes the time in.
+ *
+ * Cost: linear in the VMs, their cores and the host's pCPUs, plus a sort of
+ * each domain's VMs.  Sets of vCPUs are walked only over the words that can
+ * hold a vCPU id (nvcpus), never over all CPUSET_WORDS, except once per core
+ * to reject ids at or above nvcpus.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "policy.h"
+#include "util.h"
+
+#define POLICY_EPS		1e-9
+/*
+ * Least capacity of a domain, CPUs: when non-VM load swallows every pCPU
+ * the VMs still hold one core each, reported as over capacity, instead of
+ * shares of zero or less.
+ */
+#define POLICY_CAP_FLOOR	0.1
+#define POLICY_WEIGHT_MAX	10000
+#define POLICY_NOCPU		UINT_MAX
+
+enum pvm_kind {
+	PVM_AUTO,		/* steered by the engine */
+	PVM_UNSTEERED,		/* no agent following */
+	PVM_OFF,		/* mode off */
+	PVM_FIXED,		/* mode fixed, agent following */
+};
+
+/* What the engine works out for one VM during one policy_decide(). */
+struct pvm {
+	enum pvm_kind	kind;
+	unsigned int	domain;
+	unsigned int	first_pcpu;	/* any pCPU of the VM, for union-find */
+	unsigned int	nw;		/* words of vCPU sets that can be set */
+	uint64_t	*on;		/* online vCPUs below nvcpus, nw words */
+	unsigned int	nonline;
+	unsigned int	nusable;	/* cores with an online vCPU */
+	unsigned int	*order;		/* usable cores in selection order */
+	unsigned int	*cum;		/* cum[k]: vCPUs of order[0 .. k-1] */
+	unsigned int	cur_k;		/* cores preferred before this period */
+	unsigned int	cur_vcpus;
+	unsigned int	nfixed;		/* mode fixed: its vCPUs online */
+	unsigned int	lo_k, hi_k;	/* bounds: one core, min and max */
+	unsigned int	base_k;		/* whole cores within the share */
+	unsigned int	k;		/* cores decided */
+	unsigned int	contended;	/* periods, this one included */
+	double		demand;		/* EWMA, this period's sample included */
+	double		claim;
+	double		entitle;	/* share had it claimed all: hint bound */
+	double		share;
+	double		counted;	/* CPUs taken out of C when not steered */
+	double		frac;		/* share beyond base_k, in next core */
+	bool		saturated;
+	bool		hint_raised;
+	bool		max_capped;	/* max-cores cut the claim */
+	bool		at_lo;		/* share held up by the core minimum */
+	bool		db_shrink;	/* shrink that the dead band may hold */
+	enum policy_reason reason;
+};
+
+struct pdom {
+	unsigned int	npcpus;
+	double		capacity;	/* C */
+	double		free;		/* R: C minus what is not steered */
+	double		claims;
+	unsigned int	first, nvm;	/* slice of the VM index by domain */
+	long		budget;		/* whole vCPUs the steered may prefer */
+	bool		contended;
+	bool		over;
+};
+
+/* One VM in a water-fill: weight, least and most CPUs, result. */
+struct wf_item {
+	double	w, lo, hi, out;
+};
+
+struct wf_event {
+	double		at;		/* water level where the slope changes */
+	unsigned int	i;
+	bool		is_hi;
+};
+
+static const char *const policy_reason_names[] = {
+	[POLICY_R_NO_CONTENTION] = "no-contention",
+	[POLICY_R_FAIR_SHARE] = "fair-share",
+	[POLICY_R_GROW] = "grow",
+	[POLICY_R_HOLD_DEAD_BAND] = "hold-dead-band",
+	[POLICY_R_HOLD_DWELL] = "hold-dwell",
+	[POLICY_R_HOLD_PERSIST] = "hold-persist",
+	[POLICY_R_MIN_CORES] = "min-cores",
+	[POLICY_R_MAX_CORES] = "max-cores",
+	[POLICY_R_UNSTEERED] = "unsteered",
+	[POLICY_R_MODE_OFF] = "mode-off",
+	[POLICY_R_MODE_FIXED] = "mode-fixed",
+};
+
+const char *
+policy_reason_name(enum policy_reason r)
+{
+	if ((size_t)r >= nitems(policy_reason_names) ||
+	    policy_reason_names[r] == NULL)
+		return "unknown";
+	return policy_reason_names[r];
+}
+
+void
+policy_config_default(struct policy_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ewma_alpha = 0.5;
+	c->headroom = 0.5;
+	c->dead_band = 1.0;
+	c->dwell_ms = 3000;
+	c->shrink_after = 3;
+	c->saturation = 0.9;
+}
+
+void
+policy_state_init(struct policy_state *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+static void
+policy_err(char *err, size_t errlen, const struct policy_vm *vm, size_t i,
+    const char *fmt, ...) LOG_PRINTF(5, 6);
+
+/* Write "vm NAME: cause" (or "vm #i") into err. */
+static void
+policy_err(char *err, size_t errlen, const struct policy_vm *vm, size_t i,
+    const char *fmt, ...)
+{
+	char	name[96], cause[160];
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	if (vm == NULL)
+		snprintf(err, errlen, "%s", cause);
+	else if (vm->name == NULL)
+		snprintf(err, errlen, "vm #%zu: %s", i, cause);
+	else {
+		str_escape(name, sizeof(name), vm->name, strlen(vm->name));
+		snprintf(err, errlen, "vm %s: %s", name, cause);
+	}
+}
+
+static bool
+policy_finite_nonneg(double x)
+{
+	return isfinite(x) && x >= 0;
+}
+
+static int
+policy_check_config(const struct policy_config *c, char *err, size_t errlen)
+{
+	if (!(c->ewma_alpha > 0 && c->ewma_alpha <= 1))
+		policy_err(err, errlen, NULL, 0,
+		    "config: ewma_alpha must be in (0, 1]");
+	else if (!policy_finite_nonneg(c->headroom))
+		policy_err(err, errlen, NULL, 0,
+		    "config: headroom must be >= 0");
+	else if (!policy_finite_nonneg(c->dead_band))
+		policy_err(err, errlen, NULL, 0,
+		    "config: dead_band must be >= 0");
+	else if (!(c->saturation > 0 && c->saturation <= 1))
+		policy_err(err, errlen, NULL, 0,
+		    "config: saturation must be in (0, 1]");
+	else
+		return 0;
+	return -1;
+}
+
+/* Words of a vCPU set that can hold ids below n. */
+static unsigned int
+policy_words(unsigned int n)
+{
+	return (n + 63) / 64;
+}
+
+/* Mask of the valid bits of word w for ids below n. */
+static uint64_t
+policy_word_mask(unsigned int n, unsigned int w)
+{
+	unsigned int	top = n - w * 64;
+
+	return top >= 64 ? UINT64_MAX : (UINT64_C(1) << top) - 1;
+}
+
+/* Check one VM; 0, or -1 with err naming the VM and the field. */
+static int
+policy_check_vm(const struct policy_vm *vm, size_t i, char *err,
+    size_t errlen)
+{
+	uint64_t	 seen[CPUSET_WORDS];
+	unsigned int	 k, w, nw;
+	uint64_t	 m;
+
+	if (vm->nvcpus == 0 || vm->nvcpus > CPUSET_MAX) {
+		policy_err(err, errlen, vm, i, "nvcpus %u not in 1..%u",
+		    vm->nvcpus, CPUSET_MAX);
+		return -1;
+	}
+	if (vm->ncores == 0 || vm->cores == NULL) {
+		policy_err(err, errlen, vm, i, "ncores is 0");
+		return -1;
+	}
+	if (vm->ncores > vm->nvcpus) {
+		policy_err(err, errlen, vm, i, "ncores %u above nvcpus %u",
+		    vm->ncores, vm->nvcpus);
+		return -1;
+	}
+	if (vm->weight == 0 || vm->weight > POLICY_WEIGHT_MAX) {
+		policy_err(err, errlen, vm, i, "weight %u not in 1..%u",
+		    vm->weight, POLICY_WEIGHT_MAX);
+		return -1;
+	}
+	if (vm->max_cores != 0 && vm->min_cores > vm->max_cores) {
+		policy_err(err, errlen, vm, i,
+		    "min_cores %u above max_cores %u", vm->min_cores,
+		    vm->max_cores);
+		return -1;
+	}
+	if ((unsigned int)vm->mode > POLICY_MODE_FIXED) {
+		policy_err(err, errlen, vm, i, "mode %u unknown",
+		    (unsigned int)vm->mode);
+		return -1;
+	}
+	if (vm->mode == POLICY_MODE_FIXED && cpuset_empty(&vm->fixed)) {
+		policy_err(err, errlen, vm, i, "fixed: mode fixed needs cpus");
+		return -1;
+	}
+	if (!policy_finite_nonneg(vm->run_cpus) ||
+	    !policy_finite_nonneg(vm->delay_cpus)) {
+		policy_err(err, errlen, vm, i,
+		    "run_cpus/delay_cpus must be finite and >= 0");
+		return -1;
+	}
+	if (isnan(vm->hint_runnable)) {
+		policy_err(err, errlen, vm, i, "hint_runnable is NaN");
+		return -1;
+	}
+	if (vm->state == NULL) {
+		policy_err(err, errlen, vm, i, "state is NULL");
+		return -1;
+	}
+
+	nw = policy_words(vm->nvcpus);
+	memset(seen, 0, nw * sizeof(seen[0]));
+	for (k = 0; k < vm->ncores; k++) {
+		const uint64_t	*b = vm->cores[k].bits;
+
+		/* No early exit: the compiler makes this a vector OR. */
+		m = b[nw - 1] & ~policy_word_mask(vm->nvcpus, nw - 1);
+		for (w = nw; w < CPUSET_WORDS; w++)
+			m |= b[w];
+		if (m != 0) {
+			policy_err(err, errlen, vm, i,
+			    "cores[%u] holds vCPU %d >= nvcpus %u", k,
+			    cpuset_last(&vm->cores[k]), vm->nvcpus);
+			return -1;
+		}
+		m = 0;
+		for (w = 0; w < nw; w++) {
+			m |= b[w];
+			if (b[w] & seen[w]) {
+				policy_err(err, errlen, vm, i,
+				    "cores[%u] shares a vCPU with an earlier "
+				    "core", k);
+				return -1;
+			}
+			seen[w] |= b[w];
+		}
+		if (m == 0) {
+			policy_err(err, errlen, vm, i, "cores[%u] is empty", k);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+policy_node_cmp(const void *a, const void *b)
+{
+	const unsigned int	*x = a, *y = b;
+
+	/* Pairs of (node, core). */
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	if (x[1] != y[1])
+		return x[1] < y[1] ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Order the usable cores as they will be chosen: the core of vCPU 0 first,
+ * then by core index; with several NUMA cells, round-robin over the cells
+ * (starting with vCPU 0's) so that any prefix is spread evenly.  The order
+ * depends on the topology only, so a decision of k cores is a prefix of
+ * one of k+1 cores: growing adds cores, shrinking drops the last ones.
+ * pairs needs 2 * ncores entries, grp 2 * ncores.
+ */
+static void
+policy_order_cores(const struct policy_vm *vm, unsigned int *usable,
+    unsigned int nusable, unsigned int core0, unsigned int *order,
+    unsigned int *pairs, unsigned int *grp)
+{
+	unsigned int	 i, j, n, ngrp, g0, r, maxlen, g;
+	bool		 multi = false;
+
+	if (vm->core_node != NULL)
+		for (i = 1; i < nusable; i++)
+			if (vm->core_node[usable[i]] !=
+			    vm->core_node[usable[0]])
+				multi = true;
+	if (!multi) {
+		order[0] = core0;
+		for (i = 0, n = 1; i < nusable; i++)
+			if (usable[i] != core0)
+				order[n++] = usable[i];
+		return;
+	}
+
+	for (i = 0; i < nusable; i++) {
+		pairs[2 * i] = vm->core_node[usable[i]];
+		pairs[2 * i + 1] = usable[i];
+	}
+	qsort(pairs, nusable, 2 * sizeof(*pairs), policy_node_cmp);
+	/* grp[2g]: start of cell g in pairs, grp[2g+1]: its length. */
+	ngrp = 0;
+	g0 = 0;
+	for (i = 0; i < nusable; i++) {
+		if (i == 0 || pairs[2 * i] != pairs[2 * i - 2]) {
+			grp[2 * ngrp] = i;
+			grp[2 * ngrp + 1] = 0;
+			ngrp++;
+		}
+		grp[2 * (ngrp - 1) + 1]++;
+		if (pairs[2 * i + 1] == core0) {
+			g0 = ngrp - 1;
+			/* Move core0 to the front of its cell. */
+			for (j = i; j > grp[2 * g0]; j--) {
+				pairs[2 * j + 1] = pairs[2 * j - 1];
+				pairs[2 * j] = pairs[2 * j - 2];
+			}
+			pairs[2 * grp[2 * g0] + 1] = core0;
+			pairs[2 * grp[2 * g0]] = vm->core_node[core0];
+		}
+	}
+	maxlen = 0;
+	for (g = 0; g < ngrp; g++)
+		if (grp[2 * g + 1] > maxlen)
+			maxlen = grp[2 * g + 1];
+	n = 0;
+	for (r = 0; r < maxlen; r++)
+		for (j = 0; j < ngrp; j++) {
+			g = (g0 + j) % ngrp;
+			if (r < grp[2 * g + 1])
+				order[n++] = pairs[2 * (grp[2 * g] + r) + 1];
+		}
+}
+
+/*
+ * Work out a VM's cores, demand and saturation.  Storage for on, order
+ * and cum comes from the caller's pools.  -1 (with err) if no core has an
+ * online vCPU.
+ */
+static int
+policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
+    size_t i, struct pvm *p, unsigned int *usable, unsigned int *pairs,
+    unsigned int *grp, char *err, size_t errlen)
+{
+	const struct policy_state *st = vm->state;
+	unsigned int	 k, w, c, nus, core0 = POLICY_NOCPU;
+	double		 sample, busy;
+
+	p->nw = policy_words(vm->nvcpus);
+	p->nonline = 0;
+	for (w = 0; w < p->nw; w++) {
+		p->on[w] = vm->online.bits[w] &
+		    policy_word_mask(vm->nvcpus, w);
+		p->nonline += (unsigned int)__builtin_popcountll(p->on[w]);
+	}
+
+	nus = 0;
+	for (k = 0; k < vm->ncores; k++) {
+		c = 0;
+		for (w = 0; w < p->nw; w++)
+			c += (unsigned int)__builtin_popcountll(
+			    vm->cores[k].bits[w] & p->on[w]);
+		if (c == 0)
+			continue;
+		usable[nus++] = k;
+		/* vCPU 0 is in at most one core: cores do not overlap. */
+		if (core0 == POLICY_NOCPU || (vm->cores[k].bits[0] &
+		    p->on[0] & 1))
+			core0 = k;
+	}
+	if (nus == 0) {
+		policy_err(err, errlen, vm, i,
+		    "online: no online vCPU in any core");
+		return -1;
+	}
+	p->nusable = nus;
+	policy_order_cores(vm, usable, nus, core0, p->order, pairs, grp);
+	p->cum[0] = 0;
+	for (k = 0; k < nus; k++) {
+		c = 0;
+		for (w = 0; w < p->nw; w++)
+			c += (unsigned int)__builtin_popcountll(
+			    vm->cores[p->order[k]].bits[w] & p->on[w]);
+		p->cum[k + 1] = p->cum[k] + c;
+	}
+
+	/* Cores preferred now: before any decision, all of them. */
+	p->cur_k = nus;
+	p->cur_vcpus = p->nonline;
+	if (st->init) {
+		unsigned int	ck = 0, cv = 0;
+
+		for (k = 0; k < nus; k++) {
+			c = 0;
+			for (w = 0; w < p->nw; w++)
+				c += (unsigned int)__builtin_popcountll(
+				    vm->cores[p->order[k]].bits[w] &
+				    p->on[w] & st->preferred.bits[w]);
+			if (c != 0)
+				ck++;
+			cv += c;
+		}
+		if (ck != 0) {
+			p->cur_k = ck;
+			p->cur_vcpus = cv;
+		}
+	}
+
+	/* No more than its online vCPUs can run or wait. */
+	sample = vm->run_cpus + vm->delay_cpus;
+	if (sample > p->nonline)
+		sample = p->nonline;
+	p->demand = st->init ? cfg->ewma_alpha * sample +
+	    (1 - cfg->ewma_alpha) * st->demand : sample;
+	busy = vm->run_cpus;
+	p->saturated = busy >= cfg->saturation * p->cur_vcpus - POLICY_EPS;
+
+	if (vm->mode == POLICY_MODE_OFF)
+		p->kind = PVM_OFF;
+	else if (!vm->steerable)
+		p->kind = PVM_UNSTEERED;
+	else if (vm->mode == POLICY_MODE_FIXED)
+		p->kind = PVM_FIXED;
+	else
+		p->kind = PVM_AUTO;
+	return 0;
+}
+
+static unsigned int
+policy_uf_find(unsigned int *parent, unsigned int x)
+{
+	while (parent[x] != x) {
+		parent[x] = parent[parent[x]];
+		x = parent[x];
+	}
+	return x;
+}
+
+static void
+policy_uf_union(unsigned int *parent, unsigned int a, unsigned int b)
+{
+	a = policy_uf_find(parent, a);
+	b = policy_uf_find(parent, b);
+	if (a != b)
+		parent[b] = a;
+}
+
+/*
+ * Split the VMs into contention domains: union-find over the pCPUs, each
+ * VM joining all of its pCPUs, so that overlap is transitive at a cost
+ * linear in the pCPUs named.  A VM whose pCPUs miss the host's entirely is
+ * taken to run on all of the host's (its threads land somewhere).
+ * Domains are numbered in the order of their first VM.
+ */
+static unsigned int
+policy_domains(const struct policy_host *host, const struct policy_vm *vms,
+    size_t n, struct pvm *pv, struct pdom **domsp)
+{
+	unsigned int	 hw, npc, *parent, *domof, ndom = 0, nhost, root, p;
+	unsigned int	*seen;
+	unsigned char	*used;
+	struct pdom	*doms;
+	size_t		 i, hsize;
+	int		 last, b;
+	bool		 fallback = false;
+
+	last = cpuset_last(&host->pcpus);
+	npc = (unsigned int)last + 1;
+	hw = policy_words(npc);
+	parent = xreallocarray(NULL, npc, sizeof(*parent));
+	domof = xreallocarray(NULL, npc, sizeof(*domof));
+	used = xcalloc(npc, 1);
+	for (p = 0; p < npc; p++) {
+		parent[p] = p;
+		domof[p] = POLICY_NOCPU;
+	}
+	nhost = cpuset_count(&host->pcpus);
+
+	/*
+	 * Most VMs share a handful of pCPU sets (the whole host, a few pinned
+	 * groups): join each distinct set once, found by a hash of its words.
+	 */
+	hsize = 1;
+	while (hsize < 2 * n)
+		hsize *= 2;
+	seen = xreallocarray(NULL, hsize, sizeof(*seen));
+	for (i = 0; i < hsize; i++)
+		seen[i] = POLICY_NOCPU;
+	for (i = 0; i < n; i++) {
+		const uint64_t	*pb = vms[i].pcpus.bits;
+		unsigned int	 w, first = POLICY_NOCPU;
+		uint64_t	 h = 1469598103934665603ULL, x;
+		size_t		 slot;
+
+		for (w = 0; w < hw; w++)
+			h = (h ^ (pb[w] & host->pcpus.bits[w])) *
+			    1099511628211ULL;
+		for (slot = h & (hsize - 1); seen[slot] != POLICY_NOCPU;
+		    slot = (slot + 1) & (hsize - 1)) {
+			const uint64_t *qb = vms[seen[slot]].pcpus.bits;
+
+			for (w = 0; w < hw; w++)
+				if ((pb[w] ^ qb[w]) & host->pcpus.bits[w])
+					break;
+			if (w == hw)
+				break;
+		}
+		if (seen[slot] != POLICY_NOCPU) {
+			pv[i].first_pcpu = pv[seen[slot]].first_pcpu;
+			continue;
+		}
+		seen[slot] = (unsigned int)i;
+		for (w = 0; w < hw; w++) {
+			x = pb[w] & host->pcpus.bits[w];
+			while (x != 0) {
+				b = __builtin_ctzll(x);
+				x &= x - 1;
+				p = w * 64 + (unsigned int)b;
+				used[p] = 1;
+				if (first == POLICY_NOCPU)
+					first = p;
+				else
+					policy_uf_union(parent, first, p);
+			}
+		}
+		if (first == POLICY_NOCPU) {
+			first = (unsigned int)cpuset_first(&host->pcpus);
+			fallback = true;
+		}
+		pv[i].first_pcpu = first;
+	}
+	free(seen);
+	if (fallback) {
+		unsigned int	first = (unsigned int)cpuset_first(&host->pcpus);
+
+		CPUSET_FOREACH(b, &host->pcpus) {
+			used[b] = 1;
+			policy_uf_union(parent, first, (unsigned int)b);
+		}
+	}
+
+	for (i = 0; i < n; i++) {
+		root = policy_uf_find(parent, pv[i].first_pcpu);
+		if (domof[root] == POLICY_NOCPU)
+			domof[root] = ndom++;
+		pv[i].domain = domof[root];
+	}
+	doms = xcalloc(ndom, sizeof(*doms));
+	for (p = 0; p < npc; p++)
+		if (used[p])
+			doms[domof[policy_uf_find(parent, p)]].npcpus++;
+	for (i = 0; i < ndom; i++) {
+		struct pdom	*d = &doms[i];
+
+		d->capacity = d->npcpus - host->nonvm_cpus *
+		    ((double)d->npcpus / nhost);
+		if (d->capacity < POLICY_CAP_FLOOR)
+			d->capacity = POLICY_CAP_FLOOR;
+	}
+	free(parent);
+	free(domof);
+	free(used);
+	*domsp = doms;
+	return ndom;
+}
+
+static int
+policy_event_cmp(const void *a, const void *b)
+{
+	const struct wf_event	*x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	/* A lower bound ends before an upper one starts at the same level. */
+	if (x->is_hi != y->is_hi)
+		return x->is_hi ? 1 : -1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Weighted max-min with bounds: find the water level L with
+ * sum(clamp(w * L, lo, hi)) = R and give each clamp(w * L, lo, hi).  When
+ * the lower bounds alone exceed R everyone gets lo (the caller reports
+ * it); when the upper bounds fit everyone gets hi.  ev holds 2n events.
+ */
+static void
+policy_waterfill(struct wf_item *it, unsigned int n, double R,
+    struct wf_event *ev)
+{
+	double		 sumlo = 0, sumhi = 0, base, slope, level = 0, f;
+	unsigned int	 i, ne = 0;
+
+	for (i = 0; i < n; i++) {
+		sumlo += it[i].lo;
+		sumhi += it[i].hi;
+	}
+	if (sumlo >= R || sumhi <= R) {
+		for (i = 0; i < n; i++)
+			it[i].out = sumlo >= R ? it[i].lo : it[i].hi;
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		ev[ne++] = (struct wf_event){ it[i].lo / it[i].w, i, false };
+		ev[ne++] = (struct wf_event){ it[i].hi / it[i].w, i, true };
+	}
+	qsort(ev, ne, sizeof(*ev), policy_event_cmp);
+	/* Between events the sum is base + slope * level. */
+	base = sumlo;
+	slope = 0;
+	for (i = 0; i < ne; i++) {
+		f = base + slope * ev[i].at;
+		if (f >= R && slope > 0) {
+			level = (R - base) / slope;
+			break;
+		}
+		if (ev[i].is_hi) {
+			base += it[ev[i].i].hi;
+			slope -= it[ev[i].i].w;
+		} else {
+			base -= it[ev[i].i].lo;
+			slope += it[ev[i].i].w;
+		}
+		level = ev[i].at;
+	}
+	for (i = 0; i < n; i++) {
+		f = it[i].w * level;
+		it[i].out = f < it[i].lo ? it[i].lo : f > it[i].hi ?
+		    it[i].hi : f;
+	}
+}
+
+/* Smallest k with cum[k] > x, or nusable. */
+static unsigned int
+policy_cores_above(const struct pvm *p, double x)
+{
+	unsigned int	k;
+
+	for (k = 0; k < p->nusable && p->cum[k] <= x + POLICY_EPS; k++)
+		;
+	return k;
+}
+
+/* Largest k with cum[k] <= x. */
+static unsigned int
+policy_cores_within(const struct pvm *p, double x)
+{
+	unsigned int	k = 0;
+
+	while (k < p->nusable && p->cum[k + 1] <= x + POLICY_EPS)
+		k++;
+	return k;
+}
+
+/* The share in fractional cores, for the dead band. */
+static double
+policy_share_cores(const struct pvm *p)
+{
+	return p->base_k + p->frac;
+}
+
+static int
+policy_frac_cmp(const void *a, const void *b, void *arg)
+{
+	const struct pvm	*pv = arg;
+	unsigned int		 x = *(const unsigned int *)a;
+	unsigned int		 y = *(const unsigned int *)b;
+
+	if (pv[x].frac != pv[y].frac)
+		return pv[x].frac > pv[y].frac ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Decide one contention domain up to the whole-core targets (before
+ * damping).  idx lists its VMs; it, ev and cand are scratch of nvm.
+ */
+static void
+policy_decide_domain(const struct policy_config *cfg,
+    const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
+    const unsigned int *idx, struct wf_item *it, struct wf_event *ev,
+    unsigned int *cand)
+{
+	unsigned int	 j, na = 0, nc = 0, i;
+	double		 notsteered = 0, all;
+	bool		 hinted = false;
+	long		 used;
+
+	for (j = 0; j < d->nvm; j++) {
+		const struct policy_vm	*vm = &vms[idx[j]];
+		struct pvm		*p = &pv[idx[j]];
+
+		switch (p->kind) {
+		case PVM_AUTO:
+			p->lo_k = vm->min_cores > 1 ? vm->min_cores : 1;
+			if (p->lo_k > p->nusable)
+				p->lo_k = p->nusable;
+			p->hi_k = vm->max_cores != 0 &&
+			    vm->max_cores < p->nusable ? vm->max_cores :
+			    p->nusable;
+			if (p->hi_k < p->lo_k)
+				p->hi_k = p->lo_k;
+			all = p->cum[p->hi_k];
+			/*
+			 * A VM that is not saturated claims its demand plus
+			 * headroom, but at least the whole cores that keep it
+			 * below saturation: less would make it saturated at
+			 * once and claim everything back next period.
+			 */
+			if (p->saturated)
+				p->claim = p->cum[p->nusable];
+			else {
+				p->claim = p->demand + cfg->headroom;
+				i = policy_cores_above(p, p->demand /
+				    cfg->saturation);
+				if (p->cum[i] > p->claim)
+					p->claim = p->cum[i];
+			}
+			p->max_capped = p->claim > all + POLICY_EPS &&
+			    p->hi_k < p->nusable;
+			if (p->claim > all)
+				p->claim = all;
+			if (vm->hint_runnable >= 0)
+				hinted = true;
+			na++;
+			break;
+		case PVM_FIXED:
+			/* counted is set by the caller from the fixed set. */
+			notsteered += p->counted;
+			break;
+		case PVM_UNSTEERED:
+		case PVM_OFF:
+			p->counted = p->demand < p->nonline ? p->demand :
+			    p->nonline;
+			notsteered += p->counted;
+			break;
+		}
+	}
+	d->free = d->capacity - notsteered;
+	if (d->free < 0)
+		d->free = 0;
+
+	/*
+	 * Hints may raise a claim up to the share the VM would get if it
+	 * claimed all its vCPUs, computed without hints: a guest that
+	 * claims more runnable tasks than it has gets no more than a busy
+	 * honest one.
+	 */
+	if (hinted) {
+		for (j = 0, na = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[idx[j]];
+
+			if (p->kind != PVM_AUTO)
+				continue;
+			it[na++] = (struct wf_item){ vms[idx[j]].weight,
+			    p->cum[p->lo_k], p->cum[p->hi_k], 0 };
+		}
+		policy_waterfill(it, na, d->free, ev);
+		for (j = 0, na = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[idx[j]];
+			double		 h = vms[idx[j]].hint_runnable;
+
+			if (p->kind != PVM_AUTO)
+				continue;
+			p->entitle = it[na++].out;
+			if (h > p->entitle)
+				h = p->entitle;
+			if (h > p->claim + POLICY_EPS) {
+				p->claim = h;
+				p->hint_raised = true;
+			}
+		}
+	}
+
+	d->claims = notsteered;
+	for (j = 0; j < d->nvm; j++)
+		if (pv[idx[j]].kind == PVM_AUTO)
+			d->claims += pv[idx[j]].claim;
+	d->contended = d->claims > d->capacity + POLICY_EPS;
+	d->budget = (long)floor(d->free + POLICY_EPS);
+
+	if (!d->contended) {
+		for (j = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[idx[j]];
+
+			if (p->kind != PVM_AUTO)
+				continue;
+			p->share = p->claim;
+			p->k = p->base_k = p->hi_k;
+		}
+		return;
+	}
+
+	for (j = 0, na = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+		double		 lo = p->cum[p->lo_k];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		it[na++] = (struct wf_item){ vms[idx[j]].weight, lo,
+		    p->claim > lo ? p->claim : lo, 0 };
+	}
+	policy_waterfill(it, na, d->free, ev);
+
+	/* Whole cores: floors first, then the remainders largest first. */
+	used = 0;
+	for (j = 0, na = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		p->share = it[na].out;
+		p->at_lo = p->share <=
+		    p->cum[p->lo_k] + POLICY_EPS;
+		na++;
+		p->base_k = policy_cores_within(p, p->share);
+		if (p->base_k < p->lo_k)
+			p->base_k = p->lo_k;
+		if (p->base_k > p->hi_k)
+			p->base_k = p->hi_k;
+		p->k = p->base_k;
+		p->frac = 0;
+		if (p->k < p->nusable)
+			p->frac = (p->share - p->cum[p->k]) /
+			    (p->cum[p->k + 1] - p->cum[p->k]);
+		if (p->frac < 0)
+			p->frac = 0;
+		used += p->cum[p->k];
+		if (p->k < p->hi_k && p->frac > POLICY_EPS)
+			cand[nc++] = idx[j];
+	}
+	qsort_r(cand, nc, sizeof(*cand), policy_frac_cmp, pv);
+	for (j = 0; j < nc; j++) {
+		struct pvm	*p = &pv[cand[j]];
+		long		 size = p->cum[p->k + 1] - p->cum[p->k];
+
+		if (used + size <= d->budget) {
+			p->k++;
+			used += size;
+		}
+	}
+	d->over = used > d->budget;
+}
+
+/*
+ * Damp one steered VM of a contended domain: decide between its target k
+ * and its current cores.  Shrinks that only the dead band would hold are
+ * marked and settled afterwards against the domain's budget.
+ */
+static void
+policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
+    const struct policy_host *host, struct pvm *p)
+{
+	const struct policy_state *st = vm->state;
+	double		 sc = policy_share_cores(p);
+
+	p->reason = POLICY_R_FAIR_SHARE;
+	if (p->k == p->cur_k)
+		return;
+	/* Out of the operator's bounds: move at once. */
+	if (p->cur_k < p->lo_k || p->cur_k > p->hi_k)
+		return;
+	if (p->k > p->cur_k) {
+		if (sc - p->cur_k < cfg->dead_band - POLICY_EPS) {
+			p->k = p->cur_k;
+			p->reason = POLICY_R_HOLD_DEAD_BAND;
+		} else if (p->saturated)
+			p->reason = POLICY_R_GROW;
+		return;
+	}
+	if (p->contended < cfg->shrink_after) {
+		p->reason = POLICY_R_HOLD_PERSIST;
+		p->k = p->cur_k;
+		return;
+	}
+	if (st->changes != 0 && host->now_ms >= st->last_change_ms &&
+	    host->now_ms - st->last_change_ms < cfg->dwell_ms) {
+		p->reason = POLICY_R_HOLD_DWELL;
+		p->k = p->cur_k;
+		return;
+	}
+	if (p->cur_k - sc < cfg->dead_band - POLICY_EPS)
+		p->db_shrink = true;
+}
+
+/* Write the one-line explanation of a decision. */
+static void
+policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
+    const struct pvm *p, const struct pdom *d, const struct policy_host *host,
+    struct policy_decision *o)
+{
+	char		*s = o->why, cl[48];
+	size_t		 len = sizeof(o->why), off;
+	unsigned int	 w = vm->weight;
+
+	switch (o->reason) {
+	case POLICY_R_NO_CONTENTION:
+		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs "
+		    "-> all %u vCPUs", d->claims, d->capacity, o->vcpus);
+		break;
+	case POLICY_R_MAX_CORES:
+		if (!d->contended)
+			snprintf(s, len, "no contention, capped at max-cores "
+			    "%u -> %u vCPUs", vm->max_cores, o->vcpus);
+		else
+			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+			    "weight %u, capped at max-cores %u -> %u vCPUs",
+			    p->share, d->free, w, vm->max_cores, o->vcpus);
+		break;
+	case POLICY_R_FAIR_SHARE:
+		if (p->at_lo && p->lo_k == 1)
+			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+			    "weight %u, below one core -> 1 core (vCPU 0's), "
+			    "%u vCPUs%s", p->share, d->free, w, o->vcpus,
+			    d->over ? "; domain over capacity" : "");
+		else
+			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+			    "weight %u -> %u core%s, %u vCPUs", p->share,
+			    d->free, w, o->cores, o->cores == 1 ? "" : "s",
+			    o->vcpus);
+		break;
+	case POLICY_R_MIN_CORES:
+		snprintf(s, len, "fair share %.2f of %.2f CPUs at weight %u "
+		    "raised to min-cores %u -> %u vCPUs%s", p->share,
+		    d->free, w, vm->min_cores, o->vcpus,
+		    d->over ? "; domain over capacity" : "");
+		break;
+	case POLICY_R_GROW:
+		snprintf(s, len, "saturated (%.2f CPUs busy on %u vCPUs), "
+		    "fair share %.2f of %.2f CPUs at weight %u -> grown to "
+		    "%u cores, %u vCPUs", vm->run_cpus, p->cur_vcpus, p->share,
+		    d->free, w, o->cores, o->vcpus);
+		break;
+	case POLICY_R_HOLD_DEAD_BAND:
+		snprintf(s, len, "fair share %.2f CPUs (%.2f cores) within "
+		    "dead band %.2f of %u cores: hold", p->share,
+		    policy_share_cores(p), cfg->dead_band, p->cur_k);
+		break;
+	case POLICY_R_HOLD_DWELL:
+		snprintf(s, len, "shrink to fair share %.2f CPUs deferred: "
+		    "last change %llu ms ago, dwell %llu ms", p->share,
+		    (unsigned long long)(host->now_ms -
+		    vm->state->last_change_ms),
+		    (unsigned long long)cfg->dwell_ms);
+		break;
+	case POLICY_R_HOLD_PERSIST:
+		snprintf(s, len, "shrink to fair share %.2f CPUs deferred: "
+		    "contended %u of %u periods", p->share, p->contended,
+		    cfg->shrink_after);
+		break;
+	case POLICY_R_UNSTEERED:
+		snprintf(s, len, "no agent following: all %u vCPUs, counted "
+		    "at demand %.2f CPUs", o->vcpus, p->counted);
+		break;
+	case POLICY_R_MODE_OFF:
+		snprintf(s, len, "mode off: all %u vCPUs, counted at demand "
+		    "%.2f CPUs", o->vcpus, p->counted);
+		break;
+	case POLICY_R_MODE_FIXED:
+		if (cpuset_format(&o->preferred, cl, sizeof(cl)) < 0)
+			snprintf(cl, sizeof(cl), "(%u vCPUs)", o->vcpus);
+		snprintf(s, len, "mode fixed: cpus %s%s, counted at %.2f CPUs",
+		    cl, p->nfixed == 0 ? " (fixed cpus offline: all)" : "",
+		    p->counted);
+		break;
+	}
+	off = strlen(s);
+	if (p->hint_raised && off < len)
+		snprintf(s + off, len - off, "; hint %.0f runnable raised "
+		    "claim to %.2f", vm->hint_runnable, p->claim);
+}
+
+/* Fill the preferred set of a steered VM from its first k cores. */
+static void
+policy_fill_cores(const struct policy_vm *vm, const struct pvm *p,
+    struct cpuset *out)
+{
+	unsigned int	k, w;
+
+	cpuset_zero(out);
+	for (k = 0; k < p->k; k++)
+		for (w = 0; w < p->nw; w++)
+			out->bits[w] |= vm->cores[p->order[k]].bits[w] &
+			    p->on[w];
+}
+
+/* Set out to the online vCPUs. */
+static void
+policy_fill_online(const struct pvm *p, struct cpuset *out)
+{
+	cpuset_zero(out);
+	memcpy(out->bits, p->on, p->nw * sizeof(p->on[0]));
+}
+
+/* Cores of the VM that hold a vCPU of set. */
+static unsigned int
+policy_count_cores(const struct policy_vm *vm, const struct pvm *p,
+    const struct cpuset *set)
+{
+	unsigned int	k, w, n = 0;
+
+	for (k = 0; k < p->nusable; k++)
+		for (w = 0; w < p->nw; w++)
+			if (vm->cores[p->order[k]].bits[w] & set->bits[w]) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+int
+policy_decide(const struct policy_config *cfg, const struct policy_host *host,
+    struct policy_vm *vms, size_t n, struct policy_decision *out,
+    struct policy_summary *sum, char *err, size_t errlen)
+{
+	struct pvm		*pv;
+	struct pdom		*doms;
+	struct wf_item		*it;
+	struct wf_event		*ev;
+	uint64_t		*onpool;
+	unsigned int		*corepool, *cumpool, *usable, *pairs, *grp;
+	unsigned int		*idx, *fill, *cand, ndom, maxcores = 0;
+	size_t			 i, ncw = 0, ncores = 0, nwords = 0;
+	int			 rc = -1;
+
+	if (policy_check_config(cfg, err, errlen) == -1)
+		return -1;
+	if (cpuset_empty(&host->pcpus)) {
+		policy_err(err, errlen, NULL, 0, "host: pcpus is empty");
+		return -1;
+	}
+	if (!policy_finite_nonneg(host->nonvm_cpus)) {
+		policy_err(err, errlen, NULL, 0,
+		    "host: nonvm_cpus must be finite and >= 0");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (policy_check_vm(&vms[i], i, err, errlen) == -1)
+			return -1;
+		ncores += vms[i].ncores;
+		nwords += policy_words(vms[i].nvcpus);
+		if (vms[i].ncores > maxcores)
+			maxcores = vms[i].ncores;
+	}
+	memset(sum, 0, sizeof(*sum));
+	if (n == 0)
+		return 0;
+
+	pv = xcalloc(n, sizeof(*pv));
+	onpool = xcalloc(nwords, sizeof(*onpool));
+	corepool = xcalloc(ncores, sizeof(*corepool));
+	cumpool = xcalloc(ncores + n, sizeof(*cumpool));
+	usable = xcalloc(maxcores, sizeof(*usable));
+	pairs = xcalloc(2 * (size_t)maxcores, sizeof(*pairs));
+	grp = xcalloc(2 * (size_t)maxcores, sizeof(*grp));
+	it = xcalloc(n, sizeof(*it));
+	ev = xcalloc(2 * n, sizeof(*ev));
+	idx = xcalloc(n, sizeof(*idx));
+	cand = xcalloc(n, sizeof(*cand));
+	doms = NULL;
+	fill = NULL;
+
+	ncores = 0;
+	for (i = 0; i < n; i++) {
+		struct pvm	*p = &pv[i];
+
+		p->on = onpool + ncw;
+		ncw += policy_words(vms[i].nvcpus);
+		p->order = corepool + ncores;
+		p->cum = cumpool + ncores + i;
+		ncores += vms[i].ncores;
+		if (policy_prep_vm(cfg, &vms[i], i, p, usable, pairs, grp,
+		    err, errlen) == -1)
+			goto out;
+		if (p->kind == PVM_FIXED) {
+			struct cpuset	 fx;
+			unsigned int	 w, c = 0;
+
+			cpuset_zero(&fx);
+			for (w = 0; w < p->nw; w++) {
+				fx.bits[w] = vms[i].fixed.bits[w] & p->on[w];
+				c += (unsigned int)__builtin_popcountll(
+				    fx.bits[w]);
+			}
+			p->nfixed = c;
+			p->counted = c == 0 ? p->demand :
+			    p->demand < c ? p->demand : c;
+			if (p->counted > p->nonline)
+				p->counted = p->nonline;
+		}
+	}
+
+	ndom = policy_domains(host, vms, n, pv, &doms);
+	/* Index of the VMs by domain, each domain in VM order. */
+	fill = xcalloc(ndom, sizeof(*fill));
+	for (i = 0; i < n; i++)
+		doms[pv[i].domain].nvm++;
+	for (i = 1; i < ndom; i++)
+		doms[i].first = doms[i - 1].first + doms[i - 1].nvm;
+	for (i = 0; i < n; i++) {
+		struct pdom	*d = &doms[pv[i].domain];
+
+		idx[d->first + fill[pv[i].domain]++] = (unsigned int)i;
+	}
+
+	for (i = 0; i < ndom; i++) {
+		struct pdom	*d = &doms[i];
+		const unsigned int *di = idx + d->first;
+		unsigned int	 j;
+		long		 total = 0;
+
+		policy_decide_domain(cfg, vms, pv, d, di, it, ev, cand);
+		for (j = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[di[j]];
+			const struct policy_state *st = vms[di[j]].state;
+
+			if (d->contended)
+				p->contended = st->contended == UINT_MAX ?
+				    UINT_MAX : st->contended + 1;
+			if (p->kind != PVM_AUTO)
+				continue;
+			if (!d->contended) {
+				p->reason = p->k < p->nusable ?
+				    POLICY_R_MAX_CORES :
+				    POLICY_R_NO_CONTENTION;
+				continue;
+			}
+			policy_damp(cfg, &vms[di[j]], host, p);
+			total += p->cum[p->k];
+		}
+		if (!d->contended)
+			continue;
+		/* The dead band may hold a shrink only where there is room. */
+		for (j = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[di[j]];
+			long		 extra;
+
+			if (p->kind != PVM_AUTO || !p->db_shrink)
+				continue;
+			extra = (long)p->cum[p->cur_k] - p->cum[p->k];
+			if (total + extra <= d->budget) {
+				p->k = p->cur_k;
+				p->reason = POLICY_R_HOLD_DEAD_BAND;
+				total += extra;
+			}
+		}
+		for (j = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[di[j]];
+
+			if (p->kind != PVM_AUTO ||
+			    p->reason != POLICY_R_FAIR_SHARE)
+				continue;
+			if (p->at_lo && p->lo_k > 1 && p->k == p->lo_k)
+				p->reason = POLICY_R_MIN_CORES;
+			else if (p->max_capped && p->k == p->hi_k)
+				p->reason = POLICY_R_MAX_CORES;
+		}
+	}
+
+	/* Outputs, then state: nothing above has written the caller's. */
+	for (i = 0; i < n; i++) {
+		struct policy_vm	*vm = &vms[i];
+		struct policy_state	*st = vm->state;
+		struct policy_decision	*o = &out[i];
+		struct pvm		*p = &pv[i];
+		struct pdom		*d = &doms[p->domain];
+		bool			 same;
+
+		memset(o, 0, sizeof(*o));
+		switch (p->kind) {
+		case PVM_AUTO:
+			policy_fill_cores(vm, p, &o->preferred);
+			o->cores = p->k;
+			o->vcpus = p->cum[p->k];
+			o->share = p->share;
+			break;
+		case PVM_FIXED:
+			if (p->nfixed == 0)
+				policy_fill_online(p, &o->preferred);
+			else {
+				unsigned int	w;
+
+				cpuset_zero(&o->preferred);
+				for (w = 0; w < p->nw; w++)
+					o->preferred.bits[w] =
+					    vm->fixed.bits[w] & p->on[w];
+			}
+			p->reason = POLICY_R_MODE_FIXED;
+			break;
+		case PVM_UNSTEERED:
+		case PVM_OFF:
+			policy_fill_online(p, &o->preferred);
+			p->reason = p->kind == PVM_OFF ? POLICY_R_MODE_OFF :
+			    POLICY_R_UNSTEERED;
+			break;
+		}
+		if (p->kind != PVM_AUTO) {
+			o->vcpus = cpuset_count(&o->preferred);
+			o->cores = policy_count_cores(vm, p, &o->preferred);
+			o->share = p->counted;
+			p->claim = p->counted;
+		}
+		o->reason = p->reason;
+		o->domain = p->domain;
+		o->capacity = d->capacity;
+		o->demand = p->demand;
+		o->claim = p->claim;
+		o->saturated = p->saturated;
+		o->contended = d->contended;
+		if (st->init)
+			same = cpuset_equal(&st->preferred, &o->preferred);
+		else {
+			unsigned int	w;
+
+			/* Before any target the guest uses all online. */
+			same = true;
+			for (w = 0; w < p->nw; w++)
+				if (o->preferred.bits[w] != p->on[w])
+					same = false;
+		}
+		o->changed = !same;
+		policy_why(cfg, vm, p, d, host, o);
+
+		sum->demand += p->demand;
+		sum->vcpus += p->nonline;
+		sum->preferred += o->vcpus;
+	}
+	for (i = 0; i < ndom; i++) {
+		sum->capacity += doms[i].capacity;
+		if (doms[i].over)
+			sum->over_capacity = true;
+	}
+	sum->ndomains = ndom;
+
+	for (i = 0; i < n; i++) {
+		struct policy_state	*st = vms[i].state;
+
+		st->init = true;
+		st->demand = pv[i].demand;
+		st->contended = pv[i].contended;
+		if (out[i].changed) {
+			st->changes++;
+			st->last_change_ms = host->now_ms;
+		}
+		st->preferred = out[i].preferred;
+		st->cores = out[i].cores;
+	}
+	rc = 0;
+out:
+	free(pv);
+	free(onpool);
+	free(corepool);
+	free(cumpool);
+	free(usable);
+	free(pairs);
+	free(grp);
+	free(it);
+	free(ev);
+	free(idx);
+	free(cand);
+	free(doms);
+	free(fill);
+	return rc;
+}

@@ -1,0 +1,914 @@
+/*
+ * The policy engine against DESIGN.md section 3.3: scenario tables run
+ * over several periods, as the daemon would call it, and checked on what
+ * an operator would look at (how many vCPUs each VM prefers, which ones,
+ * the reason, the capacity invariant).
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "util.h"
+
+#define MAXV		16
+#define MAXCORES	64
+#define PERIOD_MS	1000
+
+/* A VM of a test: the engine's input plus the storage it points into. */
+struct tvm {
+	struct policy_vm	vm;
+	struct cpuset		cores[MAXCORES];
+	unsigned int		node[MAXCORES];
+	struct policy_state	st;
+	char			name[16];
+};
+
+struct tbed {
+	struct policy_config	cfg;
+	struct policy_host	host;
+	struct tvm		*v[MAXV];
+	struct policy_vm	vms[MAXV];
+	struct policy_decision	out[MAXV];
+	struct policy_summary	sum;
+	unsigned int		n;
+	char			err[256];
+};
+
+static struct tbed *
+tbed_new(unsigned int npcpus, double nonvm)
+{
+	struct tbed	*b = xcalloc(1, sizeof(*b));
+
+	policy_config_default(&b->cfg);
+	cpuset_set_range(&b->host.pcpus, 0, npcpus - 1);
+	b->host.nonvm_cpus = nonvm;
+	b->host.now_ms = 0;
+	return b;
+}
+
+static void
+tbed_free(struct tbed *b)
+{
+	unsigned int	i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->v[i]);
+	free(b);
+}
+
+/* Add a VM of nvcpus vCPUs, smt per core, busy on all host pCPUs. */
+static struct tvm *
+tbed_add(struct tbed *b, unsigned int nvcpus, unsigned int smt,
+    unsigned int weight)
+{
+	struct tvm	*t = xcalloc(1, sizeof(*t));
+	unsigned int	 c;
+
+	ck_assert_uint_lt(b->n, MAXV);
+	snprintf(t->name, sizeof(t->name), "vm%u", b->n);
+	t->vm.name = t->name;
+	t->vm.nvcpus = nvcpus;
+	cpuset_set_range(&t->vm.online, 0, nvcpus - 1);
+	t->vm.ncores = nvcpus / smt;
+	for (c = 0; c < t->vm.ncores; c++)
+		cpuset_set_range(&t->cores[c], c * smt, c * smt + smt - 1);
+	t->vm.cores = t->cores;
+	t->vm.pcpus = b->host.pcpus;
+	t->vm.weight = weight;
+	t->vm.mode = POLICY_MODE_AUTO;
+	t->vm.steerable = true;
+	t->vm.hint_runnable = -1;
+	policy_state_init(&t->st);
+	t->vm.state = &t->st;
+	b->v[b->n++] = t;
+	return t;
+}
+
+/* Demand of a VM: busy CPUs and run-queue delay, as the sampler sees. */
+static void
+tvm_load(struct tvm *t, double run, double delay)
+{
+	t->vm.run_cpus = run;
+	t->vm.delay_cpus = delay;
+}
+
+/* One period: advance the clock and decide. */
+static void
+tbed_step(struct tbed *b)
+{
+	unsigned int	i;
+	int		rc;
+
+	b->host.now_ms += PERIOD_MS;
+	for (i = 0; i < b->n; i++)
+		b->vms[i] = b->v[i]->vm;
+	rc = policy_decide(&b->cfg, &b->host, b->vms, b->n, b->out, &b->sum,
+	    b->err, sizeof(b->err));
+	ck_assert_msg(rc == 0, "policy_decide: %s", b->err);
+}
+
+static void
+tbed_run(struct tbed *b, unsigned int periods)
+{
+	while (periods-- > 0)
+		tbed_step(b);
+}
+
+static unsigned int
+pref(const struct tbed *b, unsigned int i)
+{
+	ck_assert_uint_eq(b->out[i].vcpus, cpuset_count(&b->out[i].preferred));
+	return b->out[i].vcpus;
+}
+
+static void
+assert_set(const struct cpuset *s, const char *want)
+{
+	char	buf[256];
+
+	ck_assert_int_ge(cpuset_format(s, buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, want);
+}
+
+/*
+ * Scenario table: a host, VMs of one shape each with their load and
+ * policy, the number of periods, and what every VM must prefer at the
+ * end.  Loads are steady, as in a benchmark's plateau.
+ */
+struct svm {
+	unsigned int	nvcpus, smt, weight;
+	double		run, delay;
+	unsigned int	min_cores, max_cores;
+	bool		unsteerable;
+	unsigned int	want;		/* preferred vCPUs at the end */
+	enum policy_reason reason;
+};
+
+struct scenario {
+	const char	*name;
+	unsigned int	 npcpus;
+	double		 nonvm;
+	unsigned int	 periods;
+	bool		 contended;
+	bool		 over_capacity;
+	struct svm	 vm[6];
+};
+
+static const struct scenario scenarios[] = {
+	{ "no contention: claims fit, all vCPUs", 4, 0, 10, false, false, {
+	    { 4, 1, 100, 1.0, 0, 0, 0, false, 4, POLICY_R_NO_CONTENTION },
+	    { 4, 1, 100, 1.0, 0, 0, 0, false, 4, POLICY_R_NO_CONTENTION },
+	} },
+	{ "2x over-commit, equal weights", 8, 0, 10, true, false, {
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	} },
+	{ "weights 2:1:1", 8, 0, 10, true, false, {
+	    { 8, 1, 200, 4.0, 4.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	} },
+	{ "min-cores reserves first, the rest by weight", 8, 0, 10, true,
+	  false, {
+	    { 8, 1, 100, 2.0, 6.0, 4, 0, false, 4, POLICY_R_MIN_CORES },
+	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	} },
+	{ "max-cores caps, the rest goes to the others", 8, 0, 10, true,
+	  false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 2, false, 2, POLICY_R_MAX_CORES },
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 6, POLICY_R_FAIR_SHARE },
+	} },
+	{ "max-cores holds without contention too", 16, 0, 10, false,
+	  false, {
+	    { 8, 1, 100, 1.0, 0, 0, 3, false, 3, POLICY_R_MAX_CORES },
+	    { 8, 1, 100, 1.0, 0, 0, 0, false, 8, POLICY_R_NO_CONTENTION },
+	} },
+	{ "a VM without an agent counts at its demand", 8, 0, 10, true,
+	  false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 4.0, 0.0, 0, 0, true, 8, POLICY_R_UNSTEERED },
+	} },
+	{ "SMT2 guests step by whole cores", 6, 0, 10, true, false, {
+	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
+	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	} },
+	{ "idle VM keeps a core, the busy one the rest", 8, 0, 10, true,
+	  false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 7, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.2, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	} },
+	{ "one core each is more than the host: over capacity", 2, 0, 10,
+	  true, true, {
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 4, 1, 100, 2.0, 2.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	} },
+	{ "min-cores above the host: over capacity", 4, 0, 10, true, true, {
+	    { 4, 1, 100, 2.0, 2.0, 3, 0, false, 3, POLICY_R_MIN_CORES },
+	    { 4, 1, 100, 2.0, 2.0, 3, 0, false, 3, POLICY_R_MIN_CORES },
+	} },
+	{ "non-VM load lowers the capacity", 8, 2, 10, true, false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 3, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 3, POLICY_R_FAIR_SHARE },
+	} },
+};
+
+START_TEST(test_scenario)
+{
+	const struct scenario	*sc = &scenarios[_i];
+	struct tbed		*b = tbed_new(sc->npcpus, sc->nonvm);
+	unsigned int		 i, steered = 0;
+	double			 unsteered = 0;
+
+	for (i = 0; i < nitems(sc->vm) && sc->vm[i].nvcpus != 0; i++) {
+		const struct svm	*s = &sc->vm[i];
+		struct tvm		*t = tbed_add(b, s->nvcpus, s->smt,
+		    s->weight);
+
+		tvm_load(t, s->run, s->delay);
+		t->vm.min_cores = s->min_cores;
+		t->vm.max_cores = s->max_cores;
+		t->vm.steerable = !s->unsteerable;
+	}
+	tbed_run(b, sc->periods);
+	for (i = 0; i < b->n; i++) {
+		const struct svm	*s = &sc->vm[i];
+
+		ck_assert_msg(pref(b, i) == s->want,
+		    "%s: vm%u prefers %u vCPUs, want %u (%s)", sc->name, i,
+		    pref(b, i), s->want, b->out[i].why);
+		ck_assert_msg(b->out[i].reason == s->reason,
+		    "%s: vm%u reason %s, want %s (%s)", sc->name, i,
+		    policy_reason_name(b->out[i].reason),
+		    policy_reason_name(s->reason), b->out[i].why);
+		ck_assert(b->out[i].contended == sc->contended);
+		/* vCPU 0's core is always kept. */
+		ck_assert(cpuset_isset(&b->out[i].preferred, 0));
+		/* Whole cores only. */
+		ck_assert_uint_eq(pref(b, i) % s->smt, 0);
+		ck_assert_uint_eq(b->out[i].cores * s->smt, pref(b, i));
+		ck_assert_str_ne(b->out[i].why, "");
+		if (s->unsteerable)
+			unsteered += b->out[i].claim;
+		else
+			steered += pref(b, i);
+	}
+	ck_assert_msg(b->sum.over_capacity == sc->over_capacity,
+	    "%s: over_capacity %d", sc->name, b->sum.over_capacity);
+	ck_assert_uint_eq(b->sum.ndomains, 1);
+	if (sc->contended && !sc->over_capacity)
+		ck_assert_msg(steered <= floor(b->out[0].capacity - unsteered +
+		    1e-9), "%s: %u preferred vCPUs above %.2f CPUs", sc->name,
+		    steered, b->out[0].capacity - unsteered);
+	if (sc->over_capacity)
+		for (i = 0; i < b->n; i++)
+			ck_assert_msg(strstr(b->out[i].why, "over capacity"),
+			    "%s: why does not say over capacity: %s",
+			    sc->name, b->out[i].why);
+	/* Steady input: one more period changes nothing. */
+	tbed_step(b);
+	for (i = 0; i < b->n; i++)
+		ck_assert(!b->out[i].changed);
+	tbed_free(b);
+}
+END_TEST
+
+START_TEST(test_capacity_with_nonvm)
+{
+	struct tbed	*b = tbed_new(8, 2);
+	struct tvm	*a = tbed_add(b, 4, 1, 100);
+	struct tvm	*c = tbed_add(b, 4, 1, 100);
+
+	/* Half of the host's pCPUs: half of the non-VM load. */
+	cpuset_zero(&a->vm.pcpus);
+	cpuset_set_range(&a->vm.pcpus, 0, 3);
+	cpuset_zero(&c->vm.pcpus);
+	cpuset_set_range(&c->vm.pcpus, 4, 7);
+	tbed_step(b);
+	ck_assert_double_eq_tol(b->out[0].capacity, 3.0, 1e-9);
+	ck_assert_double_eq_tol(b->out[1].capacity, 3.0, 1e-9);
+	ck_assert_double_eq_tol(b->sum.capacity, 6.0, 1e-9);
+
+	/* Non-VM load above the host leaves a positive floor. */
+	b->host.nonvm_cpus = 100;
+	tbed_step(b);
+	ck_assert(b->out[0].capacity > 0);
+	ck_assert(b->out[0].capacity < 0.5);
+	tbed_free(b);
+}
+END_TEST
+
+/* Contention must persist shrink_after periods, then dwell between moves. */
+START_TEST(test_persist_and_dwell)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 4, 1, 100);
+	struct tvm	*c = tbed_add(b, 4, 1, 100);
+	unsigned int	 p;
+
+	b->cfg.shrink_after = 3;
+	b->cfg.dwell_ms = 3000;
+	tvm_load(a, 2.0, 2.0);
+	tvm_load(c, 2.0, 2.0);
+	for (p = 1; p <= 2; p++) {
+		tbed_step(b);
+		ck_assert(b->out[0].contended);
+		ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_PERSIST);
+		ck_assert_int_eq(b->out[1].reason, POLICY_R_HOLD_PERSIST);
+		ck_assert_uint_eq(pref(b, 0), 4);
+		ck_assert_uint_eq(pref(b, 1), 4);
+		ck_assert(strstr(b->out[0].why, "contended"));
+	}
+	tbed_step(b);			/* t = 3000: third period */
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_FAIR_SHARE);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert(b->out[0].changed);
+	ck_assert_uint_eq(a->st.last_change_ms, 3000);
+
+	/* Weight 3:1 at t = 4000: a grows at once, c waits out its dwell. */
+	a->vm.weight = 300;
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 3);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_GROW);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_HOLD_DWELL);
+	tbed_step(b);			/* t = 5000: 2000 ms since */
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_HOLD_DWELL);
+	ck_assert(strstr(b->out[1].why, "dwell 3000 ms"));
+	tbed_step(b);			/* t = 6000: 3000 ms since */
+	ck_assert_uint_eq(pref(b, 1), 1);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
+	ck_assert_uint_eq(c->st.changes, 2);
+
+	/* Contention ends: growth to all at once, whatever the dwell. */
+	tvm_load(a, 0.5, 0);
+	tvm_load(c, 0.5, 0);
+	b->cfg.ewma_alpha = 1.0;
+	tbed_step(b);
+	ck_assert(!b->out[0].contended);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_NO_CONTENTION);
+	ck_assert_uint_eq(c->st.contended, 0);
+	tbed_free(b);
+}
+END_TEST
+
+/* Persistence counts consecutive periods: a break starts it again. */
+START_TEST(test_persist_resets)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 4, 1, 100);
+	struct tvm	*c = tbed_add(b, 4, 1, 100);
+
+	b->cfg.ewma_alpha = 1.0;
+	tvm_load(a, 2.0, 2.0);
+	tvm_load(c, 2.0, 2.0);
+	tbed_run(b, 2);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	tvm_load(a, 0.2, 0);
+	tvm_load(c, 0.2, 0);
+	tbed_step(b);
+	ck_assert(!b->out[0].contended);
+	tvm_load(a, 2.0, 2.0);
+	tvm_load(c, 2.0, 2.0);
+	tbed_run(b, 2);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_PERSIST);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	tbed_free(b);
+}
+END_TEST
+
+/* A VM that was shrunk while idle gets back up as soon as it saturates. */
+START_TEST(test_grow_on_saturation)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 0.2, 0);
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 0), 7);
+	ck_assert_uint_eq(pref(b, 1), 1);
+	ck_assert(!b->out[1].saturated);
+
+	/* c is busy now; confined to 1 vCPU it can only show 1.0 run. */
+	tvm_load(c, 1.0, 0);
+	tbed_step(b);
+	ck_assert(b->out[1].saturated);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_GROW);
+	ck_assert(strstr(b->out[1].why, "saturated"));
+	/* a had its last change long ago: it gives way at once. */
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_le(pref(b, 0) + pref(b, 1), 8);
+	/* Now it keeps its 4 vCPUs busy: it stays saturated, and stays. */
+	tvm_load(c, 4.0, 0);
+	tbed_run(b, 20);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	tbed_free(b);
+}
+END_TEST
+
+/* Steady input: the output settles and then never moves. */
+START_TEST(test_stable)
+{
+	struct tbed		*b = tbed_new(12, 1.5);
+	struct cpuset		 last[MAXV];
+	unsigned int		 i, p, changes[MAXV] = { 0 };
+	static const double	 run[] = { 4.0, 1.7, 3.7, 0.3, 6.0, 2.2 };
+	static const double	 delay[] = { 4.0, 0.5, 0.4, 0.1, 2.0, 1.0 };
+
+	for (i = 0; i < 6; i++)
+		tvm_load(tbed_add(b, 8, i % 2 + 1, 100 * (i + 1)), run[i],
+		    delay[i]);
+	b->v[5]->vm.hint_runnable = 3;
+	for (p = 0; p < 300; p++) {
+		tbed_step(b);
+		for (i = 0; i < b->n; i++) {
+			if (b->out[i].changed)
+				changes[i]++;
+			if (p >= 20) {
+				ck_assert_msg(!b->out[i].changed,
+				    "vm%u changed at period %u: %s", i, p,
+				    b->out[i].why);
+				ck_assert(cpuset_equal(&last[i],
+				    &b->out[i].preferred));
+			}
+			last[i] = b->out[i].preferred;
+		}
+	}
+	for (i = 0; i < b->n; i++)
+		ck_assert_msg(changes[i] <= 3, "vm%u changed %u times", i,
+		    changes[i]);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * A closed loop: each VM runs what its preferred vCPUs let it (up to its
+ * want), the rest shows as delay.  Over many periods the decisions must
+ * settle; no VM may flip back and forth.
+ */
+START_TEST(test_stable_closed_loop)
+{
+	struct tbed		*b = tbed_new(10, 0.5);
+	static const double	 want[] = { 8.0, 3.7, 1.2, 6.5, 2.9 };
+	unsigned int		 i, p, late = 0;
+
+	for (i = 0; i < 5; i++)
+		tbed_add(b, 8, 1, i == 0 ? 200 : 100);
+	for (p = 0; p < 200; p++) {
+		for (i = 0; i < b->n; i++) {
+			double	have = p == 0 ? 8 : pref(b, i);
+			double	run = want[i] < have ? want[i] : have;
+
+			tvm_load(b->v[i], run, want[i] - run);
+		}
+		tbed_step(b);
+		for (i = 0; i < b->n; i++)
+			if (p >= 50 && b->out[i].changed)
+				late++;
+	}
+	ck_assert_msg(late == 0, "%u changes after period 50", late);
+	tbed_free(b);
+}
+END_TEST
+
+/* Deterministic pseudo-random in [0, n). */
+static unsigned int
+test_rand(unsigned long *seed, unsigned int n)
+{
+	*seed = *seed * 6364136223846793005UL + 1442695040888963407UL;
+	return (unsigned int)((*seed >> 33) % n);
+}
+
+/* Random hosts: the invariants hold whatever the mix. */
+START_TEST(test_random_invariants)
+{
+	unsigned long	 seed = 12345;
+	unsigned int	 round, i, j;
+
+#define RND(n)	test_rand(&seed, (n))
+	for (round = 0; round < 200; round++) {
+		struct tbed	*b = tbed_new(RND(16) + 2, RND(3) * 0.5);
+		unsigned int	 nvm = RND(8) + 1, steered;
+		double		 counted;
+
+		for (i = 0; i < nvm; i++) {
+			unsigned int	 smt = RND(2) + 1;
+			unsigned int	 nv = smt * (RND(8) + 1);
+			struct tvm	*t = tbed_add(b, nv, smt,
+			    RND(1000) + 1);
+			double		 r = RND(100) / 100.0 * nv;
+
+			tvm_load(t, r, RND(100) / 100.0 * (nv - r));
+			if (RND(5) == 0)
+				t->vm.min_cores = RND(3) + 1;
+			if (RND(5) == 0)
+				t->vm.max_cores = t->vm.min_cores + RND(3) + 1;
+			if (RND(8) == 0)
+				t->vm.steerable = false;
+			if (RND(8) == 0)
+				t->vm.hint_runnable = RND(200);
+		}
+		tbed_run(b, 30);
+		steered = 0;
+		counted = 0;
+		for (i = 0; i < b->n; i++) {
+			const struct policy_decision *o = &b->out[i];
+			const struct tvm *t = b->v[i];
+
+			ck_assert(cpuset_isset(&o->preferred, 0));
+			ck_assert(o->share <= o->claim + 1e-6 ||
+			    o->share <= t->vm.min_cores * (t->vm.nvcpus /
+			    t->vm.ncores) || o->cores == 1);
+			if (!t->vm.steerable) {
+				ck_assert_uint_eq(o->vcpus, t->vm.nvcpus);
+				counted += o->claim;
+				continue;
+			}
+			if (t->vm.max_cores)
+				ck_assert_uint_le(o->cores, t->vm.max_cores);
+			/* No contention: all vCPUs, up to max-cores. */
+			if (!o->contended)
+				ck_assert_uint_eq(o->cores, t->vm.max_cores &&
+				    t->vm.max_cores < t->vm.ncores ?
+				    t->vm.max_cores : t->vm.ncores);
+			if (t->vm.min_cores)
+				ck_assert_uint_ge(o->cores, t->vm.min_cores <
+				    t->vm.ncores ? t->vm.min_cores :
+				    t->vm.ncores);
+			/* Whole cores, a prefix of the core order. */
+			for (j = 0; j < t->vm.ncores; j++) {
+				struct cpuset	x;
+
+				cpuset_and(&x, &t->cores[j], &o->preferred);
+				ck_assert(cpuset_empty(&x) ||
+				    cpuset_equal(&x, &t->cores[j]));
+				if (j >= o->cores)
+					ck_assert(cpuset_empty(&x));
+			}
+			steered += o->vcpus;
+		}
+		if (b->out[0].contended && !b->sum.over_capacity)
+			ck_assert_msg(steered <= floor(fmax(0,
+			    b->out[0].capacity - counted) + 1e-9),
+			    "round %u: %u preferred above %.2f", round,
+			    steered, b->out[0].capacity - counted);
+		/* Steady input: steady output. */
+		tbed_step(b);
+		for (i = 0; i < b->n; i++)
+			ck_assert_msg(!b->out[i].changed,
+			    "round %u: vm%u still moving: %s", round, i,
+			    b->out[i].why);
+		tbed_free(b);
+	}
+#undef RND
+}
+END_TEST
+
+/* Disjoint pinning is decided apart; overlap is transitive. */
+START_TEST(test_domains)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	unsigned int	 i;
+	static const struct { unsigned int lo, hi; double run; } pin[] = {
+		{ 0, 3, 3.0 }, { 0, 3, 3.0 },	/* domain 0: contended */
+		{ 4, 5, 0.3 }, { 5, 6, 0.3 },	/* domain 1 via pCPU 5 ... */
+		{ 6, 7, 0.3 },			/* ... and 6 */
+	};
+
+	for (i = 0; i < nitems(pin); i++) {
+		struct tvm	*t = tbed_add(b, 4, 1, 100);
+
+		cpuset_zero(&t->vm.pcpus);
+		cpuset_set_range(&t->vm.pcpus, pin[i].lo, pin[i].hi);
+		tvm_load(t, pin[i].run, pin[i].run);
+	}
+	tbed_run(b, 10);
+	ck_assert_uint_eq(b->sum.ndomains, 2);
+	ck_assert_uint_eq(b->out[0].domain, b->out[1].domain);
+	ck_assert_uint_ne(b->out[0].domain, b->out[2].domain);
+	ck_assert_uint_eq(b->out[2].domain, b->out[3].domain);
+	ck_assert_uint_eq(b->out[3].domain, b->out[4].domain);
+	ck_assert_double_eq_tol(b->out[0].capacity, 4, 1e-9);
+	ck_assert_double_eq_tol(b->out[2].capacity, 4, 1e-9);
+	ck_assert(b->out[0].contended);
+	ck_assert(!b->out[2].contended);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	for (i = 2; i < 5; i++)
+		ck_assert_uint_eq(pref(b, i), 4);
+	tbed_free(b);
+}
+END_TEST
+
+START_TEST(test_numa_spread)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+	unsigned int	 k;
+
+	/* a: cores 0-3 in cell 0, 4-7 in cell 1; c: cells 0,1,2,0,1,2,... */
+	for (k = 0; k < 8; k++) {
+		a->node[k] = k < 4 ? 0 : 1;
+		c->node[k] = k % 3 == 0 ? 7 : k % 3 == 1 ? 3 : 5;
+	}
+	a->vm.core_node = a->node;
+	c->vm.core_node = c->node;
+	a->vm.weight = 300;
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 4.0, 4.0);
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 0), 3);
+	assert_set(&b->out[0].preferred, "0-1,4");
+	ck_assert_uint_eq(pref(b, 1), 1);
+	assert_set(&b->out[1].preferred, "0");
+
+	/* More room: c spreads over its three cells, vCPU 0's first. */
+	b->host.pcpus.bits[0] = 0xfff;		/* 12 pCPUs */
+	a->vm.pcpus = b->host.pcpus;
+	c->vm.pcpus = b->host.pcpus;
+	a->vm.weight = 100;
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 1), 6);
+	/* Cells 7: cores 0,3,6; 3: 1,4,7; 5: 2,5.  Cell order from 7 on. */
+	assert_set(&b->out[1].preferred, "0-5");
+	ck_assert_uint_eq(pref(b, 0), 6);
+	assert_set(&b->out[0].preferred, "0-2,4-6");
+	tbed_free(b);
+}
+END_TEST
+
+/* A guest claiming 100 runnable tasks gets no more than its fair share. */
+START_TEST(test_hint_bounded)
+{
+	struct tbed	*b;
+	double		 share[3];
+	unsigned int	 vcpus[3], mode;
+
+	/* 0: idle and lying, 1: busy and honest, 2: idle, no hint. */
+	for (mode = 0; mode < 3; mode++) {
+		struct tvm	*a, *c, *d;
+
+		b = tbed_new(9, 0);
+		a = tbed_add(b, 8, 1, 100);
+		c = tbed_add(b, 8, 1, 100);
+		d = tbed_add(b, 8, 1, 100);
+		tvm_load(c, 4.0, 4.0);
+		tvm_load(d, 4.0, 4.0);
+		if (mode == 1)
+			tvm_load(a, 4.0, 4.0);
+		else
+			tvm_load(a, 0.2, 0);
+		if (mode == 0)
+			a->vm.hint_runnable = 100;
+		tbed_run(b, 10);
+		share[mode] = b->out[0].share;
+		vcpus[mode] = pref(b, 0);
+		if (mode == 0)
+			ck_assert(strstr(b->out[0].why, "hint 100"));
+		ck_assert_uint_le(pref(b, 0) + pref(b, 1) + pref(b, 2), 9);
+		tbed_free(b);
+	}
+	ck_assert_double_le_tol(share[0], share[1], 1e-9);
+	ck_assert_uint_le(vcpus[0], vcpus[1]);
+	ck_assert_uint_eq(vcpus[1], 3);
+	/* The hint counts: more than the idle VM without one. */
+	ck_assert(share[0] > share[2]);
+	ck_assert_uint_eq(vcpus[2], 1);
+}
+END_TEST
+
+START_TEST(test_mode_off_fixed)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*off = tbed_add(b, 8, 1, 100);
+	struct tvm	*fx = tbed_add(b, 8, 2, 100);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+
+	off->vm.mode = POLICY_MODE_OFF;
+	tvm_load(off, 3.0, 0);
+	fx->vm.mode = POLICY_MODE_FIXED;
+	cpuset_set_range(&fx->vm.fixed, 2, 3);
+	cpuset_set(&fx->vm.fixed, 40);		/* not a vCPU: ignored */
+	tvm_load(fx, 4.0, 4.0);
+	tvm_load(a, 4.0, 4.0);
+	tbed_run(b, 10);
+
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_MODE_OFF);
+	ck_assert_uint_eq(pref(b, 0), 8);
+	ck_assert_double_eq_tol(b->out[0].claim, 3.0, 1e-9);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_MODE_FIXED);
+	assert_set(&b->out[1].preferred, "2-3");
+	ck_assert_uint_eq(b->out[1].cores, 1);
+	ck_assert_double_eq_tol(b->out[1].claim, 2.0, 1e-9);
+	ck_assert(strstr(b->out[1].why, "2-3"));
+	/* 8 - 3 (off) - 2 (fixed) = 3 for the steered one. */
+	ck_assert(b->out[2].contended);
+	ck_assert_uint_eq(pref(b, 2), 3);
+
+	/* Mode off wins over a following agent, fixed needs one. */
+	fx->vm.steerable = false;
+	tbed_step(b);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_UNSTEERED);
+	ck_assert_uint_eq(pref(b, 1), 8);
+	tbed_free(b);
+}
+END_TEST
+
+/* Invalid inputs: -1, an error naming the VM and field, state untouched. */
+enum bad {
+	BAD_NVCPUS, BAD_NCORES, BAD_CORE_VCPU, BAD_WEIGHT0, BAD_WEIGHT_BIG,
+	BAD_MINMAX, BAD_FIXED_EMPTY, BAD_RUN_NAN, BAD_OVERLAP, BAD_NO_ONLINE,
+	BAD_STATE,
+};
+
+static const struct {
+	enum bad	 bad;
+	const char	*want;
+} bad_cases[] = {
+	{ BAD_NVCPUS, "nvcpus" },
+	{ BAD_NCORES, "ncores" },
+	{ BAD_CORE_VCPU, "cores[1] holds vCPU 9" },
+	{ BAD_WEIGHT0, "weight 0" },
+	{ BAD_WEIGHT_BIG, "weight 10001" },
+	{ BAD_MINMAX, "min_cores 3 above max_cores 2" },
+	{ BAD_FIXED_EMPTY, "fixed" },
+	{ BAD_RUN_NAN, "run_cpus" },
+	{ BAD_OVERLAP, "cores[2]" },
+	{ BAD_NO_ONLINE, "online" },
+	{ BAD_STATE, "state" },
+};
+
+START_TEST(test_invalid)
+{
+	struct tbed		*b = tbed_new(4, 0);
+	struct tvm		*ok = tbed_add(b, 4, 1, 100);
+	struct tvm		*t = tbed_add(b, 8, 2, 100);
+	struct policy_state	 before_ok, before_t;
+	int			 rc;
+
+	tvm_load(ok, 2, 2);
+	tvm_load(t, 2, 2);
+	tbed_run(b, 2);
+	before_ok = ok->st;
+	before_t = t->st;
+	snprintf(t->name, sizeof(t->name), "web\n1");
+	switch (bad_cases[_i].bad) {
+	case BAD_NVCPUS:	t->vm.nvcpus = 0; break;
+	case BAD_NCORES:	t->vm.ncores = 0; break;
+	case BAD_CORE_VCPU:	cpuset_set(&t->cores[1], 9); break;
+	case BAD_WEIGHT0:	t->vm.weight = 0; break;
+	case BAD_WEIGHT_BIG:	t->vm.weight = 10001; break;
+	case BAD_MINMAX:	t->vm.min_cores = 3; t->vm.max_cores = 2; break;
+	case BAD_FIXED_EMPTY:	t->vm.mode = POLICY_MODE_FIXED; break;
+	case BAD_RUN_NAN:	t->vm.run_cpus = NAN; break;
+	case BAD_OVERLAP:	cpuset_set(&t->cores[2], 1); break;
+	case BAD_NO_ONLINE:	cpuset_zero(&t->vm.online); break;
+	case BAD_STATE:		t->vm.state = NULL; break;
+	}
+	for (unsigned int i = 0; i < b->n; i++)
+		b->vms[i] = b->v[i]->vm;
+	b->host.now_ms += PERIOD_MS;
+	rc = policy_decide(&b->cfg, &b->host, b->vms, b->n, b->out, &b->sum,
+	    b->err, sizeof(b->err));
+	ck_assert_int_eq(rc, -1);
+	/* The name is escaped: a newline cannot forge a log line. */
+	ck_assert_msg(strstr(b->err, "vm web\\n1: ") == b->err,
+	    "error does not name the VM: %s", b->err);
+	ck_assert_msg(strstr(b->err, bad_cases[_i].want),
+	    "error '%s' does not name '%s'", b->err, bad_cases[_i].want);
+	ck_assert(memcmp(&ok->st, &before_ok, sizeof(before_ok)) == 0);
+	ck_assert(memcmp(&t->st, &before_t, sizeof(before_t)) == 0);
+	tbed_free(b);
+}
+END_TEST
+
+START_TEST(test_invalid_config_host)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*t = tbed_add(b, 4, 1, 100);
+	int		 rc;
+
+	b->vms[0] = b->v[0]->vm;
+	b->cfg.ewma_alpha = 0;
+	rc = policy_decide(&b->cfg, &b->host, b->vms, 1, b->out, &b->sum,
+	    b->err, sizeof(b->err));
+	ck_assert_int_eq(rc, -1);
+	ck_assert(strstr(b->err, "ewma_alpha"));
+	policy_config_default(&b->cfg);
+	cpuset_zero(&b->host.pcpus);
+	rc = policy_decide(&b->cfg, &b->host, b->vms, 1, b->out, &b->sum,
+	    b->err, sizeof(b->err));
+	ck_assert_int_eq(rc, -1);
+	ck_assert(strstr(b->err, "host: pcpus"));
+	ck_assert(!t->st.init);
+	tbed_free(b);
+}
+END_TEST
+
+/* Demand is an EWMA of run + delay with the configured alpha. */
+START_TEST(test_ewma)
+{
+	struct tbed	*b = tbed_new(64, 0);
+	struct tvm	*t = tbed_add(b, 8, 1, 100);
+
+	b->cfg.ewma_alpha = 0.25;
+	tvm_load(t, 2.0, 2.0);
+	tbed_step(b);
+	ck_assert_double_eq_tol(b->out[0].demand, 4.0, 1e-9);
+	tvm_load(t, 0, 0);
+	tbed_step(b);
+	ck_assert_double_eq_tol(b->out[0].demand, 3.0, 1e-9);
+	tbed_step(b);
+	ck_assert_double_eq_tol(b->out[0].demand, 2.25, 1e-9);
+	ck_assert_double_eq_tol(b->sum.demand, 2.25, 1e-9);
+	ck_assert_uint_eq(b->sum.vcpus, 8);
+	ck_assert_uint_eq(b->sum.preferred, 8);
+	ck_assert_str_eq(policy_reason_name(b->out[0].reason),
+	    "no-contention");
+	tbed_free(b);
+}
+END_TEST
+
+/* Offline vCPUs are never preferred and a core with none is skipped. */
+START_TEST(test_offline)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 8, 2, 100);
+	struct tvm	*c = tbed_add(b, 8, 2, 100);
+
+	cpuset_clear(&a->vm.online, 2);
+	cpuset_clear(&a->vm.online, 3);
+	tvm_load(a, 3, 3);
+	tvm_load(c, 4, 4);
+	tbed_run(b, 10);
+	/* a's cores in order: 0-1, 4-5, 6-7 (2-3 offline). */
+	ck_assert(!cpuset_isset(&b->out[0].preferred, 2));
+	ck_assert_uint_eq(pref(b, 0), 2);
+	assert_set(&b->out[0].preferred, "0-1");
+	ck_assert_uint_eq(pref(b, 1), 2);
+	b->host.pcpus.bits[0] = 0xff;
+	a->vm.pcpus = c->vm.pcpus = b->host.pcpus;
+	tbed_run(b, 10);
+	assert_set(&b->out[0].preferred, "0-1,4-5");
+	tbed_free(b);
+}
+END_TEST
+
+static Suite *
+policy_suite(void)
+{
+	Suite	*s = suite_create("policy");
+	TCase	*tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_scenario, 0, nitems(scenarios));
+	tcase_add_test(tc, test_capacity_with_nonvm);
+	tcase_add_test(tc, test_persist_and_dwell);
+	tcase_add_test(tc, test_persist_resets);
+	tcase_add_test(tc, test_grow_on_saturation);
+	tcase_add_test(tc, test_stable);
+	tcase_add_test(tc, test_stable_closed_loop);
+	tcase_add_test(tc, test_random_invariants);
+	tcase_add_test(tc, test_domains);
+	tcase_add_test(tc, test_numa_spread);
+	tcase_add_test(tc, test_hint_bounded);
+	tcase_add_test(tc, test_mode_off_fixed);
+	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
+	tcase_add_test(tc, test_invalid_config_host);
+	tcase_add_test(tc, test_ewma);
+	tcase_add_test(tc, test_offline);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(policy_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
