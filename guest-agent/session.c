@@ -1,0 +1,495 @@
+/* Protocol session: dispatch by message type, lease, reports, status. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "facts.h"
+#include "log.h"
+#include "proto.h"
+#include "session.h"
+#include "state.h"
+#include "status.h"
+#include "target.h"
+#include "util.h"
+
+struct session {
+	const struct guestd_conf *conf;
+	struct backend		*be;
+	struct port		*port;
+
+	bool			 in_session;	/* hello seen on this connection */
+	uint64_t		 id;
+	uint64_t		 last_seq;
+
+	uint32_t		 lease_ms;
+	uint64_t		 lease_end;	/* mono ms, 0 when none */
+	uint64_t		 retry_at;	/* mono ms, 0 when none */
+	uint64_t		 report_at;	/* mono ms, 0 when none */
+
+	bool			 applied;	/* a narrower set is in force */
+	struct cpuset		 set;
+	uint64_t		 set_seq;
+
+	struct facts_cputime	 cputime;
+	char			 kernel[PROTO_MAX_TEXT];
+	const char		*backends[PROTO_MAX_BACKENDS];
+	unsigned int		 nbackends;
+	uint64_t		 started_ms;	/* real time */
+};
+
+typedef void	(*session_fn)(struct session *, const struct proto_msg *);
+
+static void	session_hello(struct session *, const struct proto_msg *);
+static void	session_target(struct session *, const struct proto_msg *);
+static void	session_release(struct session *, const struct proto_msg *);
+static void	session_ping(struct session *, const struct proto_msg *);
+static void	session_pong(struct session *, const struct proto_msg *);
+static void	session_error(struct session *, const struct proto_msg *);
+
+/* What the host may send; the decoder refuses the guest's own types. */
+static const session_fn session_handlers[] = {
+	[PROTO_HELLO_HOST] = session_hello,
+	[PROTO_TARGET] = session_target,
+	[PROTO_RELEASE] = session_release,
+	[PROTO_PING] = session_ping,
+	[PROTO_PONG] = session_pong,
+	[PROTO_ERROR] = session_error,
+};
+
+static void
+session_status(struct session *s)
+{
+	struct state	 st;
+	char		 sid[17] = "", *text;
+	unsigned int	 i;
+	size_t		 used = 0;
+	char		 names[PROTO_MAX_BACKENDS * 16] = "";
+
+	state_init(&st);
+	state_addf(&st, "status", "pid", "%d", (int)getpid());
+	state_add(&st, "status", "backend",
+	    s->be != NULL ? backend_name(s->be) : "none");
+	for (i = 0; i < s->nbackends; i++)
+		used += (size_t)snprintf(names + used, sizeof(names) - used,
+		    "%s%s", i > 0 ? " " : "", s->backends[i]);
+	state_add(&st, "status", "backends", names);
+	state_add(&st, "status", "keeps_affinity",
+	    s->be != NULL && backend_keeps_affinity(s->be) ? "yes" : "no");
+	state_add(&st, "status", "port",
+	    s->port != NULL ? port_path(s->port) : "");
+	state_add(&st, "status", "connected",
+	    s->port != NULL && port_connected(s->port) ? "yes" : "no");
+	if (s->in_session)
+		proto_session_format(s->id, sid);
+	state_add(&st, "status", "session", sid);
+	state_addf(&st, "status", "seq", "%" PRIu64, s->last_seq);
+	text = s->applied ? cpuset_to_str(&s->set) : xstrdup("");
+	state_add(&st, "status", "applied", text);
+	free(text);
+	state_addf(&st, "status", "applied_seq", "%" PRIu64, s->set_seq);
+	state_addf(&st, "status", "lease_end_mono_ms", "%" PRIu64,
+	    s->lease_end);
+	state_addf(&st, "status", "restore_pending", "%s",
+	    s->retry_at != 0 ? "yes" : "no");
+	state_add(&st, "status", "kernel", s->kernel);
+	state_addf(&st, "status", "started_ms", "%" PRIu64, s->started_ms);
+	status_save(s->conf, &st);
+	state_free(&st);
+}
+
+struct session *
+session_new(const struct guestd_conf *conf, struct backend *be)
+{
+	struct session	*s = xcalloc(1, sizeof(*s));
+
+	s->conf = conf;
+	s->be = be;
+	s->lease_ms = PROTO_DEFAULT_LEASE_MS;
+	facts_kernel(s->kernel, sizeof(s->kernel));
+	s->nbackends = backend_usable(conf, s->backends, PROTO_MAX_BACKENDS);
+	s->started_ms = time_real_ms();
+	return s;
+}
+
+void
+session_set_port(struct session *s, struct port *port)
+{
+	s->port = port;
+	session_status(s);
+}
+
+void
+session_free(struct session *s)
+{
+	free(s);
+}
+
+static void
+session_send(struct session *s, const struct proto_msg *msg)
+{
+	char	buf[PROTO_MAX_LINE + 2];
+	int	n;
+
+	if ((n = proto_encode(msg, buf, sizeof(buf))) == -1) {
+		log_warnx("cannot encode a %s message", proto_type_name(msg->type));
+		return;
+	}
+	port_send(s->port, buf, (size_t)n);
+}
+
+static void
+session_send_error(struct session *s, const char *text, bool has_seq,
+    uint64_t seq)
+{
+	struct proto_msg	msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_ERROR;
+	snprintf(msg.error.error, sizeof(msg.error.error), "%s", text);
+	msg.error.has_seq = has_seq;
+	msg.error.seq = seq;
+	session_send(s, &msg);
+}
+
+static void
+session_ack(struct session *s, uint64_t seq, const struct cpuset *applied,
+    const char *error)
+{
+	struct proto_msg	msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_ACK;
+	msg.ack.seq = seq;
+	msg.ack.ok = error == NULL;
+	if (error == NULL)
+		msg.ack.applied = *applied;
+	else
+		snprintf(msg.ack.error, sizeof(msg.ack.error), "%s", error);
+	session_send(s, &msg);
+}
+
+/* Put the originals back; on failure keep trying every few seconds. */
+static int
+session_restore(struct session *s, const char *why)
+{
+	char	err[PROTO_MAX_ERROR];
+
+	if (s->be == NULL || !backend_changed(s->be)) {
+		s->applied = false;
+		s->retry_at = 0;
+		return 0;
+	}
+	if (backend_restore(s->be, err, sizeof(err)) == -1) {
+		log_warnx("restoring the originals (%s): %s", why, err);
+		s->retry_at = time_mono_ms() + SESSION_RETRY_MS;
+		return -1;
+	}
+	log_notice("restored the original CPU settings (%s)", why);
+	s->applied = false;
+	s->retry_at = 0;
+	return 0;
+}
+
+static void
+session_hello(struct session *s, const struct proto_msg *m)
+{
+	struct proto_msg	 msg;
+	struct facts		 f;
+	struct cpuset		 gov_mask;
+	char			 err[256], host[PROTO_MAX_TEXT * 4], sid[17];
+	unsigned int		 i;
+	char			 buf[PROTO_MAX_LINE + 2];
+
+	if (facts_read(&f, s->conf, err, sizeof(err)) == -1) {
+		log_warnx("%s", err);
+		session_send_error(s, err, false, 0);
+		return;
+	}
+	/* Every hello starts a session: seq counts again from zero. */
+	s->in_session = true;
+	s->id = m->hello_host.session;
+	s->last_seq = 0;
+	s->report_at = time_mono_ms();
+	proto_session_format(s->id, sid);
+	str_escape(host, sizeof(host), m->hello_host.host,
+	    strlen(m->hello_host.host));
+	log_info("session %s with host %s", sid, host);
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_HELLO_GUEST;
+	msg.hello_guest.session = s->id;
+	snprintf(msg.hello_guest.agent, sizeof(msg.hello_guest.agent),
+	    "%s %s", GUESTD_NAME, PREFCPU_VERSION);
+	msg.hello_guest.online = f.online;
+	msg.hello_guest.ncores = f.ncores;
+	msg.hello_guest.cores = f.cores;
+	snprintf(msg.hello_guest.backend, sizeof(msg.hello_guest.backend),
+	    "%s", s->be != NULL ? backend_name(s->be) : "none");
+	msg.hello_guest.nbackends = s->nbackends;
+	for (i = 0; i < s->nbackends; i++)
+		snprintf(msg.hello_guest.backends[i], PROTO_MAX_TEXT, "%s",
+		    s->backends[i]);
+	snprintf(msg.hello_guest.kernel, sizeof(msg.hello_guest.kernel), "%s",
+	    s->kernel);
+	facts_governor(s->conf, msg.hello_guest.governor,
+	    sizeof(msg.hello_guest.governor), &gov_mask);
+	msg.hello_guest.keeps_affinity = s->be != NULL &&
+	    backend_keeps_affinity(s->be);
+	/* A huge guest's core list may not fit in a line: cut it. */
+	while (proto_encode(&msg, buf, sizeof(buf)) == -1 &&
+	    msg.hello_guest.ncores > 0)
+		msg.hello_guest.ncores /= 2;
+	session_send(s, &msg);
+	facts_free(&f);
+	session_status(s);
+}
+
+static void
+session_target(struct session *s, const struct proto_msg *m)
+{
+	const struct proto_target	*t = &m->target;
+	struct facts			 f;
+	struct cpuset			 set;
+	char				 err[PROTO_MAX_ERROR], *text;
+
+	if (t->session != s->id) {
+		log_info("target %" PRIu64 " of another session ignored",
+		    t->seq);
+		return;
+	}
+	if (t->seq <= s->last_seq) {
+		log_info("stale target %" PRIu64 " ignored (last %" PRIu64 ")",
+		    t->seq, s->last_seq);
+		return;
+	}
+	if (facts_read(&f, s->conf, err, sizeof(err)) == -1) {
+		session_ack(s, t->seq, NULL, err);
+		return;
+	}
+	if (target_check(&t->preferred, &f.online, f.cores, f.ncores, &set,
+	    err, sizeof(err)) == -1) {
+		text = cpuset_to_str(&t->preferred);
+		log_warnx("target %" PRIu64 " (%s) refused: %s", t->seq, text,
+		    err);
+		free(text);
+		session_ack(s, t->seq, NULL, err);
+		facts_free(&f);
+		return;
+	}
+	s->last_seq = t->seq;
+	s->lease_ms = t->lease_ms;
+	s->lease_end = time_mono_ms() + t->lease_ms;
+
+	if (s->be == NULL) {
+		session_ack(s, t->seq, NULL, "no backend works on this guest");
+	} else if (cpuset_equal(&set, &f.online)) {
+		/* All CPUs: the host lifts its limit, so the originals. */
+		if (session_restore(s, "target is every CPU") == -1)
+			session_ack(s, t->seq, NULL,
+			    "restoring the originals failed");
+		else
+			session_ack(s, t->seq, &set, NULL);
+	} else if (s->applied && cpuset_equal(&set, &s->set)) {
+		s->set_seq = t->seq;
+		session_ack(s, t->seq, &set, NULL);
+	} else if (backend_apply(s->be, &set, err, sizeof(err)) == -1) {
+		log_warnx("target %" PRIu64 " failed: %s", t->seq, err);
+		session_ack(s, t->seq, NULL, err);
+	} else {
+		text = cpuset_to_str(&set);
+		log_notice("preferring CPUs %s (target %" PRIu64 ")", text,
+		    t->seq);
+		free(text);
+		s->applied = true;
+		s->set = set;
+		s->set_seq = t->seq;
+		s->retry_at = 0;
+		session_ack(s, t->seq, &set, NULL);
+	}
+	facts_free(&f);
+	session_status(s);
+}
+
+static void
+session_release(struct session *s, const struct proto_msg *m)
+{
+	if (m->release.session != s->id) {
+		log_info("release of another session ignored");
+		return;
+	}
+	s->lease_end = 0;
+	session_restore(s, "released by the host");
+	session_status(s);
+}
+
+static void
+session_ping(struct session *s, const struct proto_msg *m)
+{
+	struct proto_msg	msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_PONG;
+	msg.ping.seq = m->ping.seq;
+	session_send(s, &msg);
+	if (s->lease_end != 0) {
+		s->lease_end = time_mono_ms() + s->lease_ms;
+		session_status(s);
+	}
+}
+
+static void
+session_pong(struct session *s, const struct proto_msg *m)
+{
+}
+
+static void
+session_error(struct session *s, const struct proto_msg *m)
+{
+	char	esc[PROTO_MAX_ERROR * 4];
+
+	str_escape(esc, sizeof(esc), m->error.error, strlen(m->error.error));
+	log_warnx("host reports an error: %s", esc);
+}
+
+static void
+session_line(void *arg, const char *line, size_t len)
+{
+	struct session		*s = arg;
+	struct proto_msg	 msg;
+	uint64_t		 seq = 0;
+	char			 err[PROTO_MAX_ERROR], esc[PROTO_MAX_ERROR * 4];
+	int			 rc;
+
+	rc = proto_decode(line, len, PROTO_FROM_HOST, &msg, &seq, err,
+	    sizeof(err));
+	if (!s->in_session) {
+		/* Resync: everything before the host's hello is dropped. */
+		if (rc == 0 && msg.type == PROTO_HELLO_HOST)
+			session_hello(s, &msg);
+		else
+			log_debug("dropped a line before the host's hello");
+		if (rc == 0)
+			proto_msg_clear(&msg);
+		return;
+	}
+	if (rc == -1) {
+		str_escape(esc, sizeof(esc), err, strlen(err));
+		log_info("bad message from the host: %s", esc);
+		session_send_error(s, err, seq != 0, seq);
+		return;
+	}
+	if ((size_t)msg.type < nitems(session_handlers) &&
+	    session_handlers[msg.type] != NULL)
+		session_handlers[msg.type](s, &msg);
+	else {
+		snprintf(err, sizeof(err), "%s is not for the guest",
+		    proto_type_name(msg.type));
+		session_send_error(s, err, false, 0);
+	}
+	proto_msg_clear(&msg);
+}
+
+static void
+session_overlong(void *arg)
+{
+	struct session	*s = arg;
+	char		 err[64];
+
+	if (!s->in_session)
+		return;
+	snprintf(err, sizeof(err), "line longer than %d bytes dropped",
+	    PROTO_MAX_LINE);
+	session_send_error(s, err, false, 0);
+}
+
+static void
+session_connected(void *arg)
+{
+	session_status(arg);
+}
+
+static void
+session_disconnected(void *arg)
+{
+	struct session	*s = arg;
+
+	/* The lease runs on; the next connection starts with a hello. */
+	s->in_session = false;
+	s->report_at = 0;
+	session_status(s);
+}
+
+const struct port_cbs session_port_cbs = {
+	.line = session_line,
+	.overlong = session_overlong,
+	.connected = session_connected,
+	.disconnected = session_disconnected,
+};
+
+static uint64_t
+session_min(uint64_t a, uint64_t b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return a < b ? a : b;
+}
+
+uint64_t
+session_deadline(const struct session *s)
+{
+	return session_min(session_min(s->lease_end, s->retry_at),
+	    s->report_at);
+}
+
+static void
+session_report(struct session *s)
+{
+	struct proto_msg	msg;
+	char			err[256];
+
+	memset(&msg, 0, sizeof(msg));
+	msg.type = PROTO_REPORT;
+	if (facts_report(s->conf, &s->cputime, &msg.report, err,
+	    sizeof(err)) == -1) {
+		log_warnx("report: %s", err);
+		return;
+	}
+	session_send(s, &msg);
+}
+
+void
+session_timer(struct session *s, uint64_t now)
+{
+	if (s->lease_end != 0 && now >= s->lease_end) {
+		s->lease_end = 0;
+		if (s->applied || (s->be != NULL && backend_changed(s->be)))
+			log_notice("lease ended without a refresh");
+		session_restore(s, "lease ended");
+		session_status(s);
+	}
+	if (s->retry_at != 0 && now >= s->retry_at) {
+		session_restore(s, "retry");
+		session_status(s);
+	}
+	if (s->report_at != 0 && now >= s->report_at) {
+		if (s->in_session && port_connected(s->port)) {
+			session_report(s);
+			s->report_at = now + s->conf->report_ms;
+		} else
+			s->report_at = 0;
+	}
+}
+
+int
+session_shutdown(struct session *s)
+{
+	int	rc;
+
+	rc = session_restore(s, "agent stopping");
+	s->retry_at = 0;
+	return rc;
+}
