@@ -76,86 +76,86 @@ static bool	ack_is_not_ok(const struct proto_msg *);
 static bool	error_has_seq(const struct proto_msg *);
 static bool	governor_set(const struct proto_msg *);
 
-#define BODY(m, memb)	offsetof(struct proto_msg, memb)
+#define BODY(memb)	offsetof(struct proto_msg, memb)
 
 static const struct field hello_host_fields[] = {
 	{ .name = "session", .kind = FK_SESSION,
-	  .off = BODY(m, hello_host.session) },
-	{ .name = "host", .kind = FK_TEXT, .off = BODY(m, hello_host.host),
+	  .off = BODY(hello_host.session) },
+	{ .name = "host", .kind = FK_TEXT, .off = BODY(hello_host.host),
 	  .size = PROTO_MAX_TEXT },
 	{ .name = "period_ms", .kind = FK_U32,
-	  .off = BODY(m, hello_host.period_ms),
+	  .off = BODY(hello_host.period_ms),
 	  .min = 1, .max = PROTO_MAX_PERIOD_MS },
 };
 
 static const struct field hello_guest_fields[] = {
 	{ .name = "session", .kind = FK_SESSION,
-	  .off = BODY(m, hello_guest.session) },
-	{ .name = "agent", .kind = FK_TEXT, .off = BODY(m, hello_guest.agent),
+	  .off = BODY(hello_guest.session) },
+	{ .name = "agent", .kind = FK_TEXT, .off = BODY(hello_guest.agent),
 	  .size = PROTO_MAX_TEXT },
 	{ .name = "online", .kind = FK_CPULIST,
-	  .off = BODY(m, hello_guest.online), .flags = FF_NONEMPTY },
-	{ .name = "cores", .kind = FK_CORES, .off = BODY(m, hello_guest) },
+	  .off = BODY(hello_guest.online), .flags = FF_NONEMPTY },
+	{ .name = "cores", .kind = FK_CORES, .off = BODY(hello_guest) },
 	{ .name = "backend", .kind = FK_TEXT,
-	  .off = BODY(m, hello_guest.backend), .size = PROTO_MAX_TEXT },
-	{ .name = "backends", .kind = FK_BACKENDS, .off = BODY(m, hello_guest) },
-	{ .name = "kernel", .kind = FK_TEXT, .off = BODY(m, hello_guest.kernel),
+	  .off = BODY(hello_guest.backend), .size = PROTO_MAX_TEXT },
+	{ .name = "backends", .kind = FK_BACKENDS, .off = BODY(hello_guest) },
+	{ .name = "kernel", .kind = FK_TEXT, .off = BODY(hello_guest.kernel),
 	  .size = PROTO_MAX_TEXT },
 	{ .name = "governor", .kind = FK_TEXT,
-	  .off = BODY(m, hello_guest.governor), .size = PROTO_MAX_TEXT,
+	  .off = BODY(hello_guest.governor), .size = PROTO_MAX_TEXT,
 	  .flags = FF_OPTIONAL, .present = governor_set },
 	{ .name = "keeps_affinity", .kind = FK_BOOL,
-	  .off = BODY(m, hello_guest.keeps_affinity), .flags = FF_OPTIONAL },
+	  .off = BODY(hello_guest.keeps_affinity), .flags = FF_OPTIONAL },
 };
 
 static const struct field target_fields[] = {
 	{ .name = "session", .kind = FK_SESSION,
-	  .off = BODY(m, target.session) },
-	{ .name = "seq", .kind = FK_SEQ, .off = BODY(m, target.seq) },
+	  .off = BODY(target.session) },
+	{ .name = "seq", .kind = FK_SEQ, .off = BODY(target.seq) },
 	{ .name = "preferred", .kind = FK_CPULIST,
-	  .off = BODY(m, target.preferred), .flags = FF_NONEMPTY },
-	{ .name = "lease_ms", .kind = FK_U32, .off = BODY(m, target.lease_ms),
+	  .off = BODY(target.preferred), .flags = FF_NONEMPTY },
+	{ .name = "lease_ms", .kind = FK_U32, .off = BODY(target.lease_ms),
 	  .min = PROTO_MIN_LEASE_MS, .max = PROTO_MAX_LEASE_MS,
 	  .flags = FF_OPTIONAL, .def = PROTO_DEFAULT_LEASE_MS },
 };
 
 /* An ack carries "applied" when ok and "error" when not (check_ack). */
 static const struct field ack_fields[] = {
-	{ .name = "seq", .kind = FK_SEQ, .off = BODY(m, ack.seq) },
-	{ .name = "ok", .kind = FK_BOOL, .off = BODY(m, ack.ok) },
-	{ .name = "applied", .kind = FK_CPULIST, .off = BODY(m, ack.applied),
+	{ .name = "seq", .kind = FK_SEQ, .off = BODY(ack.seq) },
+	{ .name = "ok", .kind = FK_BOOL, .off = BODY(ack.ok) },
+	{ .name = "applied", .kind = FK_CPULIST, .off = BODY(ack.applied),
 	  .flags = FF_OPTIONAL | FF_NONEMPTY, .present = ack_is_ok },
-	{ .name = "error", .kind = FK_TEXT, .off = BODY(m, ack.error),
+	{ .name = "error", .kind = FK_TEXT, .off = BODY(ack.error),
 	  .size = PROTO_MAX_ERROR, .flags = FF_OPTIONAL,
 	  .present = ack_is_not_ok },
 };
 
 static const struct field release_fields[] = {
 	{ .name = "session", .kind = FK_SESSION,
-	  .off = BODY(m, release.session) },
+	  .off = BODY(release.session) },
 };
 
 static const struct field report_fields[] = {
-	{ .name = "online", .kind = FK_CPULIST, .off = BODY(m, report.online),
+	{ .name = "online", .kind = FK_CPULIST, .off = BODY(report.online),
 	  .flags = FF_NONEMPTY },
-	{ .name = "steal_pct", .kind = FK_PCT, .off = BODY(m, report.steal_pct) },
+	{ .name = "steal_pct", .kind = FK_PCT, .off = BODY(report.steal_pct) },
 	{ .name = "psi_some_avg10", .kind = FK_PCT,
-	  .off = BODY(m, report.psi_some_avg10) },
+	  .off = BODY(report.psi_some_avg10) },
 	{ .name = "nr_running", .kind = FK_U32,
-	  .off = BODY(m, report.nr_running), .min = 0,
+	  .off = BODY(report.nr_running), .min = 0,
 	  .max = PROTO_MAX_NR_RUNNING },
 };
 
 static const struct field ping_fields[] = {
-	{ .name = "seq", .kind = FK_SEQ, .off = BODY(m, ping.seq) },
+	{ .name = "seq", .kind = FK_SEQ, .off = BODY(ping.seq) },
 };
 
 static const struct field error_fields[] = {
-	{ .name = "error", .kind = FK_TEXT, .off = BODY(m, error.error),
+	{ .name = "error", .kind = FK_TEXT, .off = BODY(error.error),
 	  .size = PROTO_MAX_ERROR },
-	{ .name = "seq", .kind = FK_SEQ, .off = BODY(m, error.seq),
+	{ .name = "seq", .kind = FK_SEQ, .off = BODY(error.seq),
 	  .flags = FF_OPTIONAL, .present = error_has_seq,
-	  .has_off = BODY(m, error.has_seq) },
+	  .has_off = BODY(error.has_seq) },
 };
 
 #define FIELDS(a)	(a), nitems(a)
