@@ -18,6 +18,7 @@
 #include "util.h"
 
 #define NS_PER_S	1000000000.0
+#define SAMPLER_REPROBE	10	/* periods between looks for a better cpuset */
 
 /* Where the pCPUs usable by VMs come from, most specific first. */
 static const struct sampler_usable_src {
@@ -48,6 +49,8 @@ struct sampler {
 	int		 online_fd;
 	int		 usable_fd;
 	const struct sampler_usable_src *usable_src;
+	const struct sampler_usable_src *logged_src;
+	unsigned int	 runs;
 	int		 psi_fd;
 	bool		 psi_absent;	/* logged once */
 
@@ -60,7 +63,7 @@ struct sampler {
 
 	uint64_t	 last_ns;
 	bool		 primed;
-	int		 last_errno;	/* of the last host read error logged */
+	int		 last_error;	/* host read error logged last, 0: none */
 };
 
 struct sampler *
@@ -159,7 +162,14 @@ sampler_host_cpus(struct sampler *s, struct host_sample *hs)
 	    "devices/system/cpu/online", &hs->online) != 0)
 		return -1;
 
-	/* Keep the source found last time while it reads well. */
+	/*
+	 * Keep the source found last time while it reads well, but look for
+	 * a more specific one now and then: the machine slice appears when
+	 * libvirtd starts its first VM, which may be after us.
+	 */
+	if (s->usable_src != NULL && s->usable_src != sampler_usable_srcs &&
+	    s->runs % SAMPLER_REPROBE == 0)
+		s->usable_src = NULL;
 	if (s->usable_src != NULL) {
 		src = s->usable_src;
 		if (sampler_cpulist(s, &s->usable_fd, src->sys ? s->sys_root :
@@ -174,10 +184,13 @@ sampler_host_cpus(struct sampler *s, struct host_sample *hs)
 		if (sampler_cpulist(s, &s->usable_fd, src->sys ? s->sys_root :
 		    s->cgroup_root, src->path, &hs->usable) == 0 &&
 		    !cpuset_empty(&hs->usable)) {
-			char *p = path_join(src->sys ? s->sys_root :
-			    s->cgroup_root, src->path);
-			log_info("host CPUs usable by VMs from %s", p);
-			free(p);
+			if (src != s->logged_src) {
+				char *p = path_join(src->sys ? s->sys_root :
+				    s->cgroup_root, src->path);
+				log_info("host CPUs usable by VMs from %s", p);
+				free(p);
+				s->logged_src = src;
+			}
 			s->usable_src = src;
 			goto found;
 		}
@@ -362,16 +375,21 @@ sampler_run(struct sampler *s, struct host *host, uint64_t now_ns)
 	hs->vm_run_cpus = hs->vm_delay_cpus = 0;
 	hs->threads = hs->gone = 0;
 	hs->vms = host_nvms(host);
+	s->runs++;
 
-	if (sampler_host_cpus(s, hs) != 0 ||
-	    sampler_proc_stat(s, &hs->usable, &busy_ticks) != 0) {
-		if (errno != s->last_errno)
-			log_warn("host CPU figures under %s and %s",
-			    s->proc_root, s->sys_root);
-		s->last_errno = errno;
+	if (sampler_host_cpus(s, hs) != 0) {
+		if (s->last_error != 1)
+			log_warnx("cannot read the online CPUs under %s",
+			    s->sys_root);
+		s->last_error = 1;
+		rc = -1;
+	} else if (sampler_proc_stat(s, &hs->usable, &busy_ticks) != 0) {
+		if (s->last_error != 2)
+			log_warn("cannot read %s/stat", s->proc_root);
+		s->last_error = 2;
 		rc = -1;
 	} else
-		s->last_errno = 0;
+		s->last_error = 0;
 	sampler_psi(s, hs);
 
 	HOST_FOREACH_VM(vm, host)

@@ -1,0 +1,297 @@
+/* Unit tests for host-agent/model: registry, pipeline, hooks, rings. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "model.h"
+#include "util.h"
+
+static struct host	*host;
+static unsigned int	 delivered, added, changed, removed;
+static struct vm	*last_removed;
+
+static void
+hook_deliver(struct vm *vm, const struct policy_decision *d, void *arg)
+{
+	ck_assert_ptr_eq(arg, &delivered);
+	ck_assert(!cpuset_empty(&d->preferred));
+	delivered++;
+}
+
+static void
+hook_added(struct vm *vm, void *arg)
+{
+	added++;
+}
+
+static void
+hook_changed(struct vm *vm, void *arg)
+{
+	changed++;
+}
+
+static void
+hook_removed(struct vm *vm, void *arg)
+{
+	removed++;
+	last_removed = vm;
+}
+
+static void
+make_host(bool observe, unsigned int history)
+{
+	struct host_params	p;
+	struct host_hooks	h = { hook_deliver, hook_added, hook_changed,
+	    hook_removed, &delivered };
+
+	memset(&p, 0, sizeof(p));
+	p.observe = observe;
+	p.history = history;
+	p.decisions = 8;
+	policy_config_default(&p.policy);
+	host = host_new(&p);
+	host_set_hooks(host, &h);
+	/* 8 idle usable CPUs: no contention. */
+	struct host_sample *hs = host_sample_mut(host);
+	cpuset_zero(&hs->usable);
+	cpuset_set_range(&hs->usable, 0, 7);
+	hs->online = hs->usable;
+	hs->capacity = 8;
+	hs->valid = true;
+}
+
+static void
+setup(void)
+{
+	log_init("test-model", LOGL_WARNING);
+	delivered = added = changed = removed = 0;
+	last_removed = NULL;
+}
+
+static void
+teardown(void)
+{
+	host_free(host);
+	host = NULL;
+}
+
+static struct vm *
+add_vm(const char *uuid, const char *name, unsigned int nvcpus)
+{
+	struct vm	*vm = host_vm_add(host, uuid, name);
+	struct vm_info	 info;
+	unsigned int	 i;
+
+	memset(&info, 0, sizeof(info));
+	snprintf(info.uuid, sizeof(info.uuid), "%s", uuid);
+	info.name = xstrdup(name);
+	info.nvcpus = nvcpus;
+	cpuset_set_range(&info.online, 0, nvcpus - 1);
+	info.ncores = nvcpus;
+	info.core = xcalloc(nvcpus, sizeof(*info.core));
+	for (i = 0; i < nvcpus; i++)
+		cpuset_set(&info.core[i], i);
+	vm_set_info(vm, &info);
+	host_vm_changed(host, vm);
+	return vm;
+}
+
+#define U1	"11111111-1111-1111-1111-111111111111"
+#define U2	"22222222-2222-2222-2222-222222222222"
+
+START_TEST(test_registry)
+{
+	struct vm	*a, *b, *vm;
+	unsigned int	 n = 0;
+
+	make_host(false, 4);
+	a = add_vm(U1, "alpha", 2);
+	b = add_vm(U2, "beta", 4);
+	ck_assert_uint_eq(added, 2);
+	ck_assert_uint_eq(changed, 2);
+	ck_assert_uint_eq(host_nvms(host), 2);
+	ck_assert_ptr_eq(host_vm_find(host, U2), b);
+	/* UUIDs compare without case. */
+	ck_assert_ptr_eq(host_vm_find(host, "11111111-1111-1111-1111-111111111111"), a);
+	ck_assert_ptr_eq(host_vm_find_name(host, "alpha"), a);
+	ck_assert_ptr_null(host_vm_find_name(host, "gamma"));
+	HOST_FOREACH_VM(vm, host)
+		n++;
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(b->info.nvcpus, 4);
+	ck_assert_int_eq(b->thread[3].fd, -1);
+	host_vm_remove(host, a);
+	ck_assert_uint_eq(removed, 1);
+	ck_assert_ptr_eq(last_removed, a);
+	ck_assert_uint_eq(host_nvms(host), 1);
+	ck_assert_ptr_null(host_vm_find(host, U1));
+}
+END_TEST
+
+START_TEST(test_pipeline_no_contention)
+{
+	struct vm			*a, *b;
+	const struct hist_rec		*r;
+	const struct decision_event	*ev;
+
+	make_host(false, 4);
+	a = add_vm(U1, "alpha", 2);
+	b = add_vm(U2, "beta", 4);
+	/* Not described yet: skipped, not an error. */
+	host_vm_add(host, "33333333-3333-3333-3333-333333333333", "gamma");
+
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert_uint_eq(delivered, 2);
+	ck_assert(a->decided && b->decided);
+	ck_assert_uint_eq(a->decision.vcpus, 2);
+	ck_assert_uint_eq(b->decision.vcpus, 4);
+	ck_assert(cpuset_equal(&b->decision.preferred, &b->info.online));
+	/* First decisions are logged. */
+	ck_assert_uint_eq(host_decisions_len(host), 2);
+	ev = host_decision(host, 0);
+	ck_assert_str_eq(ev->name, "beta");
+	ck_assert(cpuset_empty(&ev->from));
+	ck_assert_uint_eq(cpuset_count(&ev->to), 4);
+	ck_assert_uint_eq(ev->seq, 2);
+
+	/* Nothing changes: delivered again (lease refresh), nothing logged. */
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert_uint_eq(delivered, 4);
+	ck_assert_uint_eq(host_decisions_len(host), 2);
+	ck_assert_uint_eq(host_periods(host), 2);
+
+	ck_assert_uint_eq(host_history_len(host), 2);
+	r = host_history(host, 0);
+	ck_assert_uint_eq(r->seq, 2);
+	ck_assert_uint_eq(r->mono_ms, 2000);
+	ck_assert_uint_eq(r->nvms, 2);
+	ck_assert_str_eq(r->vms[1].name, "beta");
+	ck_assert_uint_eq(r->vms[1].preferred, 4);
+	ck_assert_uint_eq(r->vms[1].vcpus, 4);
+	ck_assert_uint_eq(host_history(host, 1)->seq, 1);
+	ck_assert_ptr_null(host_history(host, 2));
+	ck_assert_uint_eq(host_summary(host)->vcpus, 6);
+}
+END_TEST
+
+START_TEST(test_observe_never_delivers)
+{
+	make_host(true, 4);
+	add_vm(U1, "alpha", 2);
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert_uint_eq(delivered, 0);
+	ck_assert_uint_eq(host_history_len(host), 2);
+	/* Decided as if the agent followed. */
+	ck_assert(host_history(host, 0)->vms[0].steerable);
+}
+END_TEST
+
+START_TEST(test_history_ring)
+{
+	uint64_t		 t;
+	struct host_params	 p;
+
+	make_host(false, 3);
+	add_vm(U1, "alpha", 2);
+	for (t = 1; t <= 5; t++)
+		ck_assert_int_eq(host_period(host, t * 1000), 0);
+	ck_assert_uint_eq(host_history_len(host), 3);
+	ck_assert_uint_eq(host_history(host, 0)->seq, 5);
+	ck_assert_uint_eq(host_history(host, 2)->seq, 3);
+
+	/* Shrinking keeps the newest; growing keeps them all. */
+	p = *host_params(host);
+	p.history = 2;
+	host_set_params(host, &p);
+	ck_assert_uint_eq(host_history_len(host), 2);
+	ck_assert_uint_eq(host_history(host, 0)->seq, 5);
+	ck_assert_uint_eq(host_history(host, 1)->seq, 4);
+	p.history = 10;
+	host_set_params(host, &p);
+	ck_assert_int_eq(host_period(host, 6000), 0);
+	ck_assert_uint_eq(host_history_len(host), 3);
+	ck_assert_uint_eq(host_history(host, 0)->seq, 6);
+	ck_assert_uint_eq(host_history(host, 2)->seq, 4);
+}
+END_TEST
+
+/* Bad metadata: the VM competes with its shares and default mode. */
+START_TEST(test_invalid_meta_uses_defaults)
+{
+	struct vm	*a;
+
+	/* Observe: decided as if the agent followed, so the mode counts. */
+	make_host(true, 2);
+	a = add_vm(U1, "alpha", 4);
+	a->meta.present = true;
+	a->meta.valid = false;
+	a->meta.mode = POLICY_MODE_FIXED;	/* must be ignored */
+	cpuset_zero(&a->meta.cpus);
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert_uint_eq(a->decision.vcpus, 4);
+	ck_assert_int_ne(a->decision.reason, POLICY_R_MODE_FIXED);
+
+	a->meta.valid = true;
+	cpuset_set(&a->meta.cpus, 0);
+	cpuset_set(&a->meta.cpus, 1);
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert_int_eq(a->decision.reason, POLICY_R_MODE_FIXED);
+	ck_assert_uint_eq(a->decision.vcpus, 2);
+	/* The change is logged with its old set. */
+	ck_assert_uint_eq(host_decisions_len(host), 2);
+	ck_assert_uint_eq(cpuset_count(&host_decision(host, 0)->from), 4);
+}
+END_TEST
+
+START_TEST(test_threads_resize)
+{
+	struct vm	*a;
+	pid_t		 tids[2] = { 11, 12 };
+	struct vm_info	 info;
+
+	make_host(false, 2);
+	a = add_vm(U1, "alpha", 2);
+	vm_set_threads(a, 10, tids, 2, VM_TID_STATUS_XML);
+	ck_assert_int_eq(a->thread[1].tid, 12);
+	ck_assert_str_eq(vm_tid_source_name(a->tid_source), "status-xml");
+
+	/* Hot-plugged to 4 vCPUs: known threads are kept. */
+	memset(&info, 0, sizeof(info));
+	info.name = xstrdup("alpha");
+	info.nvcpus = 4;
+	cpuset_set_range(&info.online, 0, 3);
+	info.ncores = 4;
+	info.core = xcalloc(4, sizeof(*info.core));
+	vm_set_info(a, &info);
+	ck_assert_ptr_null(info.name);
+	ck_assert_int_eq(a->thread[1].tid, 12);
+	ck_assert_int_eq(a->thread[3].tid, 0);
+	ck_assert_int_eq(a->thread[3].fd, -1);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite	*s = suite_create("model");
+	TCase	*tc = tcase_create("model");
+	SRunner	*sr;
+	int	 failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_registry);
+	tcase_add_test(tc, test_pipeline_no_contention);
+	tcase_add_test(tc, test_observe_never_delivers);
+	tcase_add_test(tc, test_history_ring);
+	tcase_add_test(tc, test_invalid_meta_uses_defaults);
+	tcase_add_test(tc, test_threads_resize);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
