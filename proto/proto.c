@@ -239,6 +239,13 @@ field_cptr(const struct proto_msg *m, const struct field *f)
 	return (const char *)m + f->off;
 }
 
+static size_t	utf8_valid_prefix(const unsigned char *, size_t);
+
+/*
+ * Write a cause.  A cut may split a UTF-8 character of an escaped guest
+ * string; drop the partial character so that the cause can go back to the
+ * peer in an "error" message, whose text must be valid UTF-8.
+ */
 static void LOG_PRINTF(3, 4)
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -249,6 +256,7 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	err[utf8_valid_prefix((const unsigned char *)err, strlen(err))] = '\0';
 }
 
 /*

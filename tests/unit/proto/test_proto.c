@@ -854,6 +854,36 @@ START_TEST(seq_out)
 }
 END_TEST
 
+/*
+ * Every cause can be sent back in an "error" message, even when the cut
+ * at the buffer's end falls inside an escaped multi-byte character.
+ */
+START_TEST(cause_fits_error_message)
+{
+	struct proto_msg	msg, reply;
+	char			line[PROTO_MAX_LINE + 2], small[40];
+	size_t			n, cut;
+	int			i;
+
+	n = (size_t)sprintf(line, "{\"v\":1,\"type\":\"");
+	for (i = 0; i < 40; i++)
+		n += (size_t)sprintf(line + n, "\xe2\x82\xac");
+	n += (size_t)sprintf(line + n, "\"}");
+	for (cut = 1; cut <= sizeof small; cut++) {
+		ck_assert_int_eq(proto_decode(line, n, PROTO_FROM_GUEST, &msg,
+		    NULL, small, cut), -1);
+		memset(&reply, 0, sizeof reply);
+		reply.type = PROTO_ERROR;
+		memcpy(reply.error.error, small, strlen(small) + 1);
+		ck_assert_msg(cut == 1 || strlen(small) > 0, "empty cause");
+		ck_assert_msg(proto_encode(&reply, line + n + 1,
+		    sizeof line - n - 1) > 0, "cut %zu: \"%s\" cannot be sent",
+		    cut, small);
+	}
+	ck_assert_ptr_nonnull(strstr(small, "unknown type \"\xe2\x82\xac"));
+}
+END_TEST
+
 /* A hello whose cores decoded but whose later field fails leaks nothing. */
 START_TEST(no_leak_on_late_error)
 {
@@ -973,6 +1003,7 @@ proto_suite(void)
 	tcase_add_test(tc, number_forms);
 	tcase_add_test(tc, seq_out);
 	tcase_add_test(tc, no_leak_on_late_error);
+	tcase_add_test(tc, cause_fits_error_message);
 	tcase_add_test(tc, max_cores);
 	suite_add_tcase(s, tc);
 	return s;
