@@ -168,11 +168,18 @@ hostd_log_period(struct hostd *d)
 	    hs->vm_run_cpus, hs->vm_delay_cpus, hs->nonvm_cpus, hs->capacity,
 	    hs->psi_some_avg10);
 	HOST_FOREACH_VM(vm, d->host) {
+		double		busiest = 0;
+		unsigned int	i;
+
+		for (i = 0; i < vm->info.nvcpus; i++) {
+			if (vm->thread[i].run_cpus > busiest)
+				busiest = vm->thread[i].run_cpus;
+		}
 		str_escape(name, sizeof(name), vm->info.name,
 		    strlen(vm->info.name));
-		log_debug("domain %s: run %.3f delay %.3f CPUs, %u threads "
-		    "(%s), %u gone, preferred %u/%u vCPUs", name,
-		    vm->sample.run_cpus, vm->sample.delay_cpus,
+		log_debug("domain %s: run %.3f delay %.3f CPUs, busiest vCPU "
+		    "%.3f, %u threads (%s), %u gone, preferred %u/%u vCPUs",
+		    name, vm->sample.run_cpus, vm->sample.delay_cpus, busiest,
 		    vm->sample.threads, vm_tid_source_name(vm->tid_source),
 		    vm->sample.gone, vm->decided ? vm->decision.vcpus : 0,
 		    cpuset_count(&vm->info.online));
@@ -385,7 +392,7 @@ main(int argc, char **argv)
 	    d.conf.cgroup_root);
 	hostd_virt_params(&d.conf, &vp);
 	d.virt = virt_new(d.base, d.host, &vp);
-	d.http = http_start(d.base, d.host, d.virt, &d.conf.http, d.conf.uri,
+	d.http = http_start(d.base, d.host, d.virt, &d.conf.http,
 	    d.conf.period_ms, err, sizeof(err));
 	if (d.http == NULL)
 		fatalx("%s", err);

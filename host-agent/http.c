@@ -62,7 +62,6 @@ struct http_server {
 	const struct virt	*virt;
 	uint64_t		 start_ms;
 	struct http_conf	 conf;
-	char			*uri;	/* libvirt, for policy writes */
 	unsigned int		 period_ms;
 	struct http_listener	 tcp;
 	struct http_listener	 unix_;
@@ -312,8 +311,8 @@ http_h_policy(struct http_ctx *c)
 		http_error(c, 400, "bad policy: %s", err);
 		return;
 	}
-	if (http_virt_set_policy(srv->uri, c->arg, &p, &status, err,
-	    sizeof err) != 0) {
+	if (http_virt_set_policy(srv->virt != NULL ? virt_conn(srv->virt) :
+	    NULL, c->arg, &p, &status, err, sizeof err) != 0) {
 		http_error(c, status, "%s", err);
 		return;
 	}
@@ -394,7 +393,7 @@ static int
 http_match(const char *pattern, const char *path, char **arg)
 {
 	const char	*p = pattern, *q = path, *pe, *qe;
-	char		*dec;
+	char		*dec, *seg;
 	size_t		 declen;
 
 	*arg = NULL;
@@ -408,7 +407,9 @@ http_match(const char *pattern, const char *path, char **arg)
 		if (pe - p == 2 && strncmp(p, "{}", 2) == 0) {
 			if (qe == q || *arg != NULL)
 				goto nomatch;
-			dec = evhttp_uridecode(q, 0, &declen);
+			seg = xstrndup(q, (size_t)(qe - q));
+			dec = evhttp_uridecode(seg, 0, &declen);
+			free(seg);
 			if (dec == NULL)
 				goto nomatch;
 			*arg = dec;
@@ -794,7 +795,7 @@ http_tick(evutil_socket_t fd, short events, void *arg)
 
 struct http_server *
 http_start(struct event_base *base, struct host *host, const struct virt *virt,
-    const struct http_conf *conf, const char *uri, unsigned int period_ms,
+    const struct http_conf *conf, unsigned int period_ms,
     char *err, size_t errlen)
 {
 	struct http_server	*srv = xcalloc(1, sizeof *srv);
@@ -804,7 +805,6 @@ http_start(struct event_base *base, struct host *host, const struct virt *virt,
 	srv->virt = virt;
 	srv->start_ms = time_real_ms();
 	srv->conf = *conf;
-	srv->uri = xstrdup(uri);
 	srv->period_ms = period_ms;
 	srv->seen_periods = host_periods(host);
 	api_snapshot_init(&srv->snap);
@@ -843,7 +843,6 @@ http_stop(struct http_server *srv)
 		free(srv->sock_path);
 	}
 	api_snapshot_free(&srv->snap);
-	free(srv->uri);
 	free(srv);
 }
 

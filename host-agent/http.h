@@ -73,15 +73,14 @@ struct http_server;
 void	http_conf_default(struct http_conf *);
 
 /*
- * Bind the listeners and serve the model on base; virt (may be NULL) only
- * tells whether libvirtd is connected.  Policy writes go to libvirt at uri
- * (a connection opened per write: writes are rare).  period_ms is the
- * daemon's period.  The [http] options are read once: a change needs a
+ * Bind the listeners and serve the model on base.  Policy writes go
+ * through virt's libvirt connection (virt may be NULL: writes then answer
+ * 503).  period_ms is the daemon's period.  The [http] options are read once: a change needs a
  * restart.  Returns NULL with a cause in err (a bad address, a socket in
  * use by a running daemon, ...).
  */
 struct http_server *http_start(struct event_base *, struct host *,
-	    const struct virt *, const struct http_conf *, const char *uri,
+	    const struct virt *, const struct http_conf *,
 	    unsigned int period_ms, char *err, size_t errlen);
 /* Close the listeners, drop connections and remove the unix socket. */
 void	http_stop(struct http_server *);

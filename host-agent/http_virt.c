@@ -1,8 +1,9 @@
 /*
- * The daemon's discovery keeps its own libvirt connection for events; a
- * write opens a short-lived one so that the HTTP module needs nothing from
- * discovery.  The metadata-change event then reaches the model through
- * discovery like any `virsh metadata` would.
+ * Policy writes go through the daemon's own libvirt connection: a new
+ * connection would not reach an in-process driver (test:///FILE) and
+ * costs a handshake per write.  The metadata-change event then reaches
+ * the model through discovery, as after any `virsh metadata`.  The call
+ * is synchronous on the event loop; writes are rare operator actions.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,28 +25,27 @@ http_virt_error(const char *what, char *err, size_t errlen)
 }
 
 int
-http_virt_set_policy(const char *uri, const char *domain,
+http_virt_set_policy(virConnectPtr conn, const char *domain,
     const struct api_policy *p, int *status, char *err, size_t errlen)
 {
-	virConnectPtr	 conn;
 	virDomainPtr	 dom;
 	char		*xml;
 	int		 rc = -1, persistent;
 	unsigned int	 flags = VIR_DOMAIN_AFFECT_LIVE;
 
-	*status = 502;
-	conn = virConnectOpen(uri);
+	*status = 503;
 	if (conn == NULL) {
-		http_virt_error("cannot connect to libvirt", err, errlen);
+		snprintf(err, errlen, "not connected to libvirtd; try again");
 		return -1;
 	}
+	*status = 502;
 	dom = virDomainLookupByName(conn, domain);
 	if (dom == NULL)
 		dom = virDomainLookupByUUIDString(conn, domain);
 	if (dom == NULL) {
 		*status = 404;
 		snprintf(err, errlen, "no domain named %s", domain);
-		goto out;
+		return -1;
 	}
 	persistent = virDomainIsPersistent(dom);
 	if (persistent == 1)
@@ -60,7 +60,5 @@ http_virt_set_policy(const char *uri, const char *domain,
 		rc = 0;
 	free(xml);
 	virDomainFree(dom);
-out:
-	virConnectClose(conn);
 	return rc;
 }

@@ -4,15 +4,18 @@
 
 #include <stddef.h>
 
+#include <libvirt/libvirt.h>
+
 #include "api_policy.h"
 
 /*
  * Replace the prefcpu metadata element of a domain (name or UUID), live
- * and persistent (live only for a transient domain).  0, or -1 with a
+ * and persistent (live only for a transient domain, persistent only for
+ * an inactive one), through the daemon's connection.  0, or -1 with a
  * cause and the HTTP status that fits it (404 no such domain, 502 libvirt
  * failed).
  */
-int	http_virt_set_policy(const char *uri, const char *domain,
+int	http_virt_set_policy(virConnectPtr, const char *domain,
 	    const struct api_policy *, int *status, char *err, size_t errlen);
 
 #endif

@@ -624,6 +624,12 @@ virt_connected(const struct virt *v)
 	return v->conn != NULL;
 }
 
+virConnectPtr
+virt_conn(const struct virt *v)
+{
+	return v->conn;
+}
+
 uint64_t
 virt_connections(const struct virt *v)
 {

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <libvirt/libvirt.h>
+
 #include "model.h"
 
 struct event_base;
@@ -39,6 +41,12 @@ void		 virt_free(struct virt *);
 /* New parameters (SIGHUP); a changed URI reconnects. */
 void		 virt_set_params(struct virt *, const struct virt_params *);
 bool		 virt_connected(const struct virt *);
+/*
+ * The live connection, or NULL while disconnected, for a caller's own
+ * synchronous calls (the HTTP API's policy writes); valid until the loop
+ * runs again.
+ */
+virConnectPtr	 virt_conn(const struct virt *);
 /* Successful connections so far (1 after the first). */
 uint64_t	 virt_connections(const struct virt *);
 

@@ -1,0 +1,293 @@
+"""Run the real prefcpu-hostd on a synthetic host for the HTTP tests.
+
+The host is a temp tree: sysfs (8 online CPUs), procfs (stat, CPU
+pressure, one schedstat file per vCPU thread), libvirt's status files
+(vCPU thread ids) and libvirt's test driver with domains from an XML
+file.  A thread advances the counters like a loaded host would: every
+vCPU runs and waits at a fixed rate, so the daemon sees contention.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import http.client
+from xml.sax.saxutils import escape, quoteattr
+
+SKIP = 77
+NCPUS = 8
+HZ = 100
+POLICY_NS = 'http://prefcpu.org/xmlns/policy/1'
+
+# name, vCPUs, shares, policy attributes, run and delay per vCPU (CPUs)
+DEFAULT_DOMAINS = [
+    ('web', 4, 2048, {'weight': '300'}, 0.6, 0.3),
+    ('db', 8, 1024, {}, 0.7, 0.3),
+    ('batch', 8, 1024, {'min-cores': '2'}, 0.8, 0.4),
+    # Domain names are not trusted: markup must show as text.
+    ('<img src=x onerror="document.title=1">&<b>x', 2, 1024, {}, 0.5, 0.2),
+]
+
+
+def tool(env, default):
+    """A built binary, from the environment meson sets."""
+    path = os.environ.get(env, default)
+    if not path or not os.access(path, os.X_OK):
+        print('%s not built (%s)' % (env, path))
+        sys.exit(SKIP)
+    return path
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=10):
+        super().__init__('localhost', timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+class Hostd:
+    def __init__(self, domains=DEFAULT_DOMAINS, period_ms=300, observe=True):
+        self.domains = domains
+        self.period_ms = period_ms
+        self.observe = observe
+        self.dir = tempfile.mkdtemp(prefix='prefcpu-http-')
+        self.proc = None
+        self.stop = threading.Event()
+        self.thread = None
+        self.port = free_port()
+        self.sock = os.path.join(self.dir, 'run', 'prefcpu', 'hostd.sock')
+        self.counters = {}   # tid -> [run_ns, delay_ns, rate_run, rate_delay]
+        self.ticks = 0
+
+    # --- the synthetic host -------------------------------------------
+    def _write(self, rel, text):
+        # In place, in one write: the daemon keeps these files open and
+        # re-reads them with pread, as it does with /proc.
+        path = os.path.join(self.dir, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            data = text.encode()
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))
+        finally:
+            os.close(fd)
+
+    def _build(self):
+        self._write('sys/devices/system/cpu/online', '0-%d\n' % (NCPUS - 1))
+        doms = []
+        tid = 1000
+        for i, (name, vcpus, shares, pol, run, delay) in enumerate(
+                self.domains):
+            pid = 500 + i
+            uuid = '00000000-0000-4000-8000-%012d' % (i + 1)
+            meta = ''
+            if pol:
+                attrs = ''.join(' %s=%s' % (k, quoteattr(v))
+                                for k, v in pol.items())
+                meta = ('<metadata><prefcpu:policy xmlns:prefcpu="%s"%s/>'
+                        '</metadata>' % (POLICY_NS, attrs))
+            doms.append(
+                '<domain type="test"><name>%s</name><uuid>%s</uuid>'
+                '<memory>524288</memory><vcpu>%d</vcpu>'
+                '<os><type>hvm</type></os>'
+                '<cputune><shares>%d</shares></cputune>%s</domain>'
+                % (escape(name), uuid, vcpus, shares, meta))
+            tids = []
+            for v in range(vcpus):
+                tid += 1
+                tids.append(tid)
+                self.counters[(pid, tid)] = [0, 0, run, delay]
+            self._write('run/libvirt/qemu/%s.xml' % name,
+                        '<domstatus state="running" pid="%d"><vcpus>%s'
+                        '</vcpus></domstatus>\n' % (pid, ''.join(
+                            '<vcpu id="%d" pid="%d"/>' % (v, t)
+                            for v, t in enumerate(tids))))
+            self._write('run/libvirt/qemu/%s.pid' % name, '%d\n' % pid)
+        self.driver_xml = os.path.join(self.dir, 'libvirt-test.xml')
+        self._write('libvirt-test.xml',
+                    '<node><cpu><nodes>1</nodes><sockets>1</sockets>'
+                    '<cores>%d</cores><threads>1</threads><active>%d'
+                    '</active><mhz>2000</mhz></cpu><memory>16777216'
+                    '</memory>%s</node>\n' % (NCPUS, NCPUS, ''.join(doms)))
+        self._advance(0)
+
+    def _advance(self, dt):
+        """Move every counter on by dt seconds of a loaded host."""
+        busy = 0.0
+        for key, c in self.counters.items():
+            c[0] += int(c[2] * dt * 1e9)
+            c[1] += int(c[3] * dt * 1e9)
+            busy += c[2]
+            self._write('proc/%d/task/%d/schedstat' % key,
+                        '%d %d %d\n' % (c[0], c[1], c[0] // 1000000))
+        self.ticks += dt * HZ
+        per_cpu_busy = min(busy / NCPUS, 1.0)
+        lines = ['cpu  0 0 0 0 0 0 0 0 0 0']
+        for cpu in range(NCPUS):
+            b = int(self.ticks * per_cpu_busy)
+            idle = int(self.ticks) - b
+            lines.append('cpu%d %d 0 0 %d 0 0 0 0 0 0' % (cpu, b, idle))
+        self._write('proc/stat', '\n'.join(lines) + '\n')
+        self._write('proc/pressure/cpu',
+                    'some avg10=42.50 avg60=40.00 avg300=30.00 total=1000\n'
+                    'full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n')
+
+    def _run_load(self):
+        last = time.monotonic()
+        while not self.stop.wait(0.1):
+            now = time.monotonic()
+            self._advance(now - last)
+            last = now
+
+    # --- the daemon ----------------------------------------------------
+    def config(self, **extra_http):
+        http_opts = {'listen': '127.0.0.1:%d' % self.port,
+                     'socket': self.sock}
+        http_opts.update(extra_http)
+        return ('[hostd]\nuri = test://%s\nperiod-ms = %d\nobserve = %s\n'
+                'proc-root = %s/proc\nsys-root = %s/sys\n'
+                'cgroup-root = %s/cgroup\nrun-root = %s/run\n'
+                'qmp-fallback = no\nlog-level = info\n[http]\n%s'
+                % (self.driver_xml, self.period_ms,
+                   'yes' if self.observe else 'no', self.dir, self.dir,
+                   self.dir, self.dir,
+                   ''.join('%s = %s\n' % kv for kv in http_opts.items())))
+
+    def start(self, wait_periods=3, **extra_http):
+        self.binary = tool('PREFCPU_HOSTD', '')
+        self._build()
+        self.thread = threading.Thread(target=self._run_load, daemon=True)
+        self.thread.start()
+        self.conf = os.path.join(self.dir, 'hostd.conf')
+        self._write('hostd.conf', self.config(**extra_http))
+        self.log = open(os.path.join(self.dir, 'hostd.log'), 'w+')
+        self.proc = subprocess.Popen(
+            [self.binary, '--config', self.conf, '--foreground'],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError('prefcpu-hostd exited: ' + self.logtext())
+            try:
+                h = self.get('/api/v1/host')
+                if h['period_seq'] >= wait_periods and self.get(
+                        '/api/v1/domains')['domains']:
+                    return self
+            except (OSError, urllib.error.URLError, ValueError):
+                pass
+            time.sleep(0.1)
+        raise RuntimeError('prefcpu-hostd did not serve: ' + self.logtext())
+
+    def logtext(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def close(self):
+        self.stop.set()
+        if self.thread:
+            self.thread.join()
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        self.close()
+
+    # --- clients -------------------------------------------------------
+    @property
+    def url(self):
+        return 'http://127.0.0.1:%d' % self.port
+
+    def tcp(self, method, path, body=None, headers=None):
+        """(status, headers, body bytes) over TCP."""
+        c = http.client.HTTPConnection('127.0.0.1', self.port, timeout=10)
+        return self._do(c, method, path, body, headers)
+
+    def unix(self, method, path, body=None, headers=None):
+        """(status, headers, body bytes) over the unix socket."""
+        return self._do(UnixHTTPConnection(self.sock), method, path, body,
+                        headers)
+
+    @staticmethod
+    def _do(c, method, path, body, headers):
+        try:
+            c.request(method, path, body=body, headers=headers or {})
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def get(self, path):
+        status, _, body = self.tcp('GET', path)
+        if status != 200:
+            raise ValueError('%s: %d %s' % (path, status, body[:200]))
+        return json.loads(body)
+
+    def wait_for(self, what, pred, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            v = pred()
+            if v:
+                return v
+            time.sleep(0.1)
+        raise AssertionError('timed out waiting for ' + what)
+
+
+def quote(name):
+    return urllib.parse.quote(name, safe='')
+
+
+class Checker:
+    """Collects failures so that one run reports all of them."""
+
+    def __init__(self, name):
+        self.name = name
+        self.failed = 0
+        self.passed = 0
+
+    def check(self, cond, what):
+        if cond:
+            self.passed += 1
+        else:
+            self.failed += 1
+            print('FAIL: %s' % what)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.check(got == want, '%s: got %r, want %r' % (what, got,
+                                                                  want))
+
+    def done(self):
+        print('%s: %d checks passed, %d failed' % (self.name, self.passed,
+                                                  self.failed))
+        sys.exit(1 if self.failed else 0)
