@@ -92,6 +92,7 @@ struct sim {
 	double		tick;
 	double		slice;
 	uint64_t	rng;		/* host scheduler's */
+	double		min_vr;		/* never decreases */
 };
 
 /* xorshift64*: one stream per VM and one for the host scheduler. */
@@ -572,9 +573,12 @@ sim_host_sched(struct sim *s)
 	double		 gmin = INFINITY, vmin;
 	bool		 was;
 
+	/* CFS's min_vruntime: least weighted runtime of the VMs in play. */
 	for (i = 0; i < s->nvm; i++)
-		if (s->vm[i].nwait > 0 && s->vm[i].vr < gmin)
+		if (s->vm[i].nwait + s->vm[i].nrun > 0 && s->vm[i].vr < gmin)
 			gmin = s->vm[i].vr;
+	if (isfinite(gmin) && gmin > s->min_vr)
+		s->min_vr = gmin;
 	for (i = 0; i < s->nvm; i++) {
 		vm = &s->vm[i];
 		vmin = INFINITY;
@@ -612,9 +616,8 @@ sim_host_sched(struct sim *s)
 			else
 				vm->nrun++;
 		}
-		if (!was && vm->nwait > 0 && isfinite(gmin) &&
-		    vm->vr < gmin - s->slice)
-			vm->vr = gmin - s->slice;
+		if (!was && vm->nwait > 0 && vm->vr < s->min_vr - s->slice)
+			vm->vr = s->min_vr - s->slice;
 	}
 	for (p = 0; p < s->sc->pcpus; p++)
 		if (s->pcpu_vm[p] < 0)
