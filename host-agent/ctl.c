@@ -192,8 +192,10 @@ ctl_check(int status, struct json_object *o)
 static int
 ctl_get(struct ctl *c, const char *path, struct json_object **o)
 {
-	int	rc = ctl_check(ctl_request(c, "GET", path, NULL, o), *o);
+	int	status, rc;
 
+	status = ctl_request(c, "GET", path, NULL, o);
+	rc = ctl_check(status, *o);
 	if (rc != CTL_OK) {
 		json_object_put(*o);
 		*o = NULL;
@@ -250,7 +252,7 @@ static void
 ctl_print_status(struct json_object *h, struct json_object *d)
 {
 	struct json_object	*arr = ctl_at(d, "domains"), *vm;
-	char			 b1[256], b2[128], b3[128], b4[128];
+	char			 b1[256], b2[128], b3[128], b4[128], b5[128];
 	size_t			 i, n;
 
 	printf("host %s  mode %s  period %.1f s  periods %.0f\n",
@@ -281,7 +283,7 @@ ctl_print_status(struct json_object *h, struct json_object *d)
 		    ctl_num(vm, "decision.demand"),
 		    ctl_num(vm, "usage.run_delay_pct"),
 		    ctl_str(vm, "agent.state", b4, sizeof b4),
-		    ctl_str(vm, "decision.reason", b1, sizeof b1));
+		    ctl_str(vm, "decision.reason", b5, sizeof b5));
 	}
 }
 
@@ -359,6 +361,7 @@ ctl_top(struct ctl *c, int argc, char **argv)
 	char			 ch;
 	int			 rc = CTL_OK;
 	bool			 tty = isatty(STDOUT_FILENO) && !c->json;
+	bool			 eof = false;
 
 	if (argc == 3 && strcmp(argv[1], "--iterations") == 0) {
 		if (parse_uint(argv[2], 1, UINT32_MAX, &iterations) != 0) {
@@ -398,13 +401,15 @@ ctl_top(struct ctl *c, int argc, char **argv)
 		if (period < 0.2)
 			period = 1;
 		FD_ZERO(&rfds);
-		FD_SET(STDIN_FILENO, &rfds);
+		if (!eof)
+			FD_SET(STDIN_FILENO, &rfds);
 		tv.tv_sec = (time_t)period;
 		tv.tv_usec = (suseconds_t)((period - (double)tv.tv_sec) * 1e6);
 		if (select(STDIN_FILENO + 1, &rfds, NULL, NULL, &tv) > 0) {
-			/* q, or end of input, quits. */
-			if (read(STDIN_FILENO, &ch, 1) != 1 || ch == 'q' ||
-			    ch == 'Q')
+			/* End of input (</dev/null, a script) is not "q". */
+			if (read(STDIN_FILENO, &ch, 1) != 1)
+				eof = true;
+			else if (ch == 'q' || ch == 'Q')
 				break;
 		}
 	}
@@ -429,7 +434,7 @@ static int
 ctl_explain(struct ctl *c, int argc, char **argv)
 {
 	struct json_object	*o;
-	char			*path, b1[512], b2[256], b3[256];
+	char			*path, b1[512], b2[256], b3[256], b4[256];
 	int			 rc;
 
 	if (argc != 2) {
@@ -457,8 +462,8 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	if (ctl_at(o, "policy.error") != NULL)
 		printf("policy error: %s\n",
 		    ctl_str(o, "policy.error", b1, sizeof b1));
-	printf("target: %s (seq %.0f)\n",
-	    ctl_str(o, "target.preferred", b1, sizeof b1),
+	printf("target: %s (seq %.0f)\n", ctl_num(o, "target.vcpus") > 0 ?
+	    ctl_str(o, "target.preferred", b1, sizeof b1) : "none sent",
 	    ctl_num(o, "target.seq"));
 	printf("applied by the guest: %s (seq %.0f)%s%s\n",
 	    ctl_str(o, "applied.cpus", b1, sizeof b1),
@@ -470,7 +475,7 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	    ctl_str(o, "agent.state", b1, sizeof b1),
 	    ctl_str(o, "agent.agent", b2, sizeof b2),
 	    ctl_str(o, "agent.backend", b3, sizeof b3),
-	    ctl_str(o, "agent.kernel", b3, sizeof b3),
+	    ctl_str(o, "agent.kernel", b4, sizeof b4),
 	    ctl_num(o, "agent.protocol_errors"));
 	printf("usage: run %.2f CPUs, run delay %.2f CPUs (%.1f %%)\n",
 	    ctl_num(o, "usage.run_cpus"), ctl_num(o, "usage.run_delay_cpus"),
@@ -576,8 +581,9 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 	int			 ch, m, rc, status;
 
 	memset(&set, 0, sizeof set);
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	/* 0: a full restart of getopt, which permutes DOMAIN past options. */
+	optind = 0;
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
 			if ((m = api_mode_parse(optarg)) < 0) {

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""prefcpuctl against the real prefcpu-hostd: every subcommand, --json
+parsed back, exit codes, and a policy change the daemon acts on."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hostd_fixture as F  # noqa: E402
+
+NAMES = {d[0] for d in F.DEFAULT_DOMAINS}
+
+
+def main():
+    t = F.Checker('test_ctl')
+    ctl = F.tool('PREFCPUCTL', '')
+
+    def run(*args, sock=None, stdin=subprocess.DEVNULL, timeout=30):
+        return subprocess.run([ctl, '--socket', sock] + list(args),
+                              capture_output=True, text=True, stdin=stdin,
+                              timeout=timeout)
+
+    # Before any daemon: a clear message and exit 3.
+    p = run('status', sock='/nonexistent/prefcpu.sock')
+    t.eq(p.returncode, 3, 'no daemon: exit 3')
+    t.check('not running' in p.stderr, 'no daemon: says so: %r' % p.stderr)
+
+    p = subprocess.run([ctl, '--help'], capture_output=True, text=True)
+    t.eq(p.returncode, 0, '--help exit')
+    for cmd in ('status', 'top', 'explain', 'policy'):
+        t.check('\n  %s ' % cmd in p.stdout, '--help lists ' + cmd)
+    t.eq(subprocess.run([ctl, 'frobnicate'], capture_output=True).returncode,
+         2, 'unknown command: exit 2')
+
+    with F.Hostd() as d:
+        d.start(wait_periods=5)
+        s = d.sock
+
+        api = d.get('/api/v1/domains')
+        p = run('status', sock=s)
+        t.eq(p.returncode, 0, 'status exit')
+        lines = p.stdout.splitlines()
+        for x in api['domains']:
+            row = [ln for ln in lines if ln.startswith(x['name'] + ' ')]
+            t.check(row and row[0].split()[-6] == str(x['policy']['weight']),
+                    'status row of %r shows its weight: %r' % (x['name'],
+                                                                row))
+        t.check('vCPUs 22' in p.stdout, 'status shows the vCPU total')
+
+        p = run('--json', 'status', sock=s)
+        t.eq(p.returncode, 0, 'status --json exit')
+        j = json.loads(p.stdout)
+        t.eq({x['name'] for x in j['domains']}, NAMES, '--json domains')
+        t.eq(j['host']['vcpus'], 22, '--json host vcpus')
+
+        p = run('top', '--iterations', '2', sock=s)
+        t.eq(p.returncode, 0, 'top exit')
+        t.eq(p.stdout.count('NAME '), 2, 'top --iterations 2 draws twice')
+        p = run('--json', 'top', '--iterations', '3', sock=s)
+        frames = [json.loads(ln) for ln in p.stdout.splitlines()]
+        t.eq(len(frames), 3, 'top --json prints one object per period')
+        t.check(frames[-1]['host']['period_seq'] >
+                frames[0]['host']['period_seq'], 'top refreshes')
+        top = subprocess.Popen([ctl, '--socket', s, 'top'],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+        time.sleep(1)
+        top.stdin.write(b'q')
+        top.stdin.flush()
+        try:
+            rc = top.wait(5)
+        except subprocess.TimeoutExpired:
+            top.kill()
+            rc = top.wait()
+        top.stdin.close()
+        top.stdout.close()
+        top.stderr.close()
+        t.eq(rc, 0, 'top quits on q')
+
+        p = run('explain', 'web', sock=s)
+        t.eq(p.returncode, 0, 'explain exit')
+        t.check('weight 300' in p.stdout, 'explain shows the weight')
+        w = d.get('/api/v1/domains/web')['decision']
+        t.check('why: ' in p.stdout and 'share' in p.stdout,
+                'explain shows the reason and inputs: %r' % p.stdout)
+        p = run('--json', 'explain', F.DEFAULT_DOMAINS[3][0], sock=s)
+        t.eq(json.loads(p.stdout)['name'], F.DEFAULT_DOMAINS[3][0],
+             'explain --json of a name with markup')
+        p = run('explain', 'nope', sock=s)
+        t.eq(p.returncode, 4, 'explain of an unknown domain: exit 4')
+        t.check('nope' in p.stderr, 'names the domain: %r' % p.stderr)
+        del w
+
+        p = run('policy', 'db', '--weight', '500', '--dry-run', sock=s)
+        t.eq(p.returncode, 0, 'dry-run exit')
+        t.eq(p.stdout.strip(),
+             "virsh metadata 'db' --uri http://prefcpu.org/xmlns/policy/1 "
+             "--key prefcpu --set '<policy mode=\"auto\" weight=\"500\"/>'"
+             " --live --config", 'dry-run prints the virsh command')
+        p = run('policy', 'batch', '--max-cores', '3', '--dry-run', sock=s)
+        t.check('min-cores="2" max-cores="3"' in p.stdout,
+                'dry-run keeps attributes set before: %r' % p.stdout)
+        for bad in (['--weight', '0'], ['--mode', 'fixed'],
+                    ['--cpus', '0-1'], ['--min-cores', '4', '--max-cores',
+                                        '2'], ['--mode', 'sideways']):
+            p = run('policy', 'db', *bad, sock=s)
+            t.eq(p.returncode, 2, 'policy %r: exit 2' % bad)
+        p = subprocess.run([ctl, '--url', d.url, 'policy', 'db', '--weight',
+                            '9'], capture_output=True, text=True)
+        t.eq(p.returncode, 1, 'policy over TCP: exit 1')
+        t.check('read-only' in p.stderr, 'says why: %r' % p.stderr)
+        p = run('policy', 'nope', '--weight', '9', sock=s)
+        t.eq(p.returncode, 4, 'policy of an unknown domain: exit 4')
+
+        before = d.get('/api/v1/domains/db')['decision']['share']
+        p = run('--json', 'policy', 'db', '--weight', '4000', sock=s)
+        t.eq(p.returncode, 0, 'policy exit: %r' % p.stderr)
+        t.check('weight=\\"4000\\"' in p.stdout or 'weight="4000"' in
+                p.stdout, 'policy prints the metadata: %r' % p.stdout)
+        x = d.wait_for('db weight 4000 in explain', lambda: (
+            lambda y: y if y['policy']['weight'] == 4000 else None)(
+                json.loads(run('--json', 'explain', 'db', sock=s).stdout)))
+        t.eq(x['policy']['metadata'].get('weight'), 4000, 'metadata weight')
+        after = d.wait_for('db share to grow', lambda: (
+            lambda y: y if y > before else None)(
+                d.get('/api/v1/domains/db')['decision']['share']))
+        t.check(after > before, 'the daemon decided on the new weight: '
+                'share %.2f -> %.2f' % (before, after))
+    t.done()
+
+
+if __name__ == '__main__':
+    main()
