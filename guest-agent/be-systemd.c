@@ -207,10 +207,11 @@ be_systemd_commit(void *arg, const struct cpuset *set, char *err,
 {
 	struct be_systemd	*s = arg;
 	char			*text = cpuset_to_str(set), cause[256];
-	char			 names[256] = "";
+	char			 names[256] = "", **prev;
 	size_t			 i, j, used;
 	int			 rc = 0;
 
+	prev = xcalloc(s->n + 1, sizeof(*prev));
 	for (i = 0; i < s->n; i++) {
 		if (strcmp(s->slices[i].cur, text) == 0)
 			continue;
@@ -219,25 +220,26 @@ be_systemd_commit(void *arg, const struct cpuset *set, char *err,
 			rc = -1;
 			break;
 		}
-		free(s->slices[i].cur);
+		prev[i] = s->slices[i].cur;
 		s->slices[i].cur = xstrdup(text);
 	}
 	if (rc == -1) {
-		/* Roll back the ones before the failure to their values. */
+		/* Put back, last first, what this commit changed. */
 		for (j = i; j > 0; j--) {
 			struct sd_slice	*sl = &s->slices[j - 1];
 			char		 e2[256];
 
-			if (strcmp(sl->cur, sl->orig) == 0)
+			if (prev[j - 1] == NULL)
 				continue;
-			if (be_systemd_set(sl->name, sl->orig, e2,
+			if (be_systemd_set(sl->name, prev[j - 1], e2,
 			    sizeof(e2)) == -1) {
 				log_warnx("slice %s: rollback: %s", sl->name,
 				    e2);
 				continue;
 			}
 			free(sl->cur);
-			sl->cur = xstrdup(sl->orig);
+			sl->cur = prev[j - 1];
+			prev[j - 1] = NULL;
 			used = strlen(names);
 			snprintf(names + used, sizeof(names) - used, "%s%s",
 			    used > 0 ? ", " : "", sl->name);
@@ -245,6 +247,9 @@ be_systemd_commit(void *arg, const struct cpuset *set, char *err,
 		snprintf(err, errlen, "slice %s: %s%s%s", s->slices[i].name,
 		    cause, *names != '\0' ? "; rolled back " : "", names);
 	}
+	for (i = 0; i < s->n; i++)
+		free(prev[i]);
+	free(prev);
 	free(text);
 	if (s->aff != NULL)
 		affinity_reapply(s->aff);

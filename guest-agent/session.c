@@ -241,9 +241,9 @@ session_hello(struct session *s, const struct proto_msg *m)
 	while (proto_encode(&msg, buf, sizeof(buf)) == -1 &&
 	    msg.hello_guest.ncores > 0)
 		msg.hello_guest.ncores /= 2;
+	session_status(s);
 	session_send(s, &msg);
 	facts_free(&f);
-	session_status(s);
 }
 
 static void
@@ -253,6 +253,7 @@ session_target(struct session *s, const struct proto_msg *m)
 	struct facts			 f;
 	struct cpuset			 set;
 	char				 err[PROTO_MAX_ERROR], *text;
+	const char			*error = NULL;
 
 	if (t->session != s->id) {
 		log_info("target %" PRIu64 " of another session ignored",
@@ -274,8 +275,8 @@ session_target(struct session *s, const struct proto_msg *m)
 		log_warnx("target %" PRIu64 " (%s) refused: %s", t->seq, text,
 		    err);
 		free(text);
-		session_ack(s, t->seq, NULL, err);
 		facts_free(&f);
+		session_ack(s, t->seq, NULL, err);
 		return;
 	}
 	s->last_seq = t->seq;
@@ -283,20 +284,16 @@ session_target(struct session *s, const struct proto_msg *m)
 	s->lease_end = time_mono_ms() + t->lease_ms;
 
 	if (s->be == NULL) {
-		session_ack(s, t->seq, NULL, "no backend works on this guest");
+		error = "no backend works on this guest";
 	} else if (cpuset_equal(&set, &f.online)) {
 		/* All CPUs: the host lifts its limit, so the originals. */
 		if (session_restore(s, "target is every CPU") == -1)
-			session_ack(s, t->seq, NULL,
-			    "restoring the originals failed");
-		else
-			session_ack(s, t->seq, &set, NULL);
+			error = "restoring the originals failed";
 	} else if (s->applied && cpuset_equal(&set, &s->set)) {
 		s->set_seq = t->seq;
-		session_ack(s, t->seq, &set, NULL);
 	} else if (backend_apply(s->be, &set, err, sizeof(err)) == -1) {
 		log_warnx("target %" PRIu64 " failed: %s", t->seq, err);
-		session_ack(s, t->seq, NULL, err);
+		error = err;
 	} else {
 		text = cpuset_to_str(&set);
 		log_notice("preferring CPUs %s (target %" PRIu64 ")", text,
@@ -306,10 +303,11 @@ session_target(struct session *s, const struct proto_msg *m)
 		s->set = set;
 		s->set_seq = t->seq;
 		s->retry_at = 0;
-		session_ack(s, t->seq, &set, NULL);
 	}
 	facts_free(&f);
+	/* The status file is current by the time the host reads the ack. */
 	session_status(s);
+	session_ack(s, t->seq, &set, error);
 }
 
 static void
@@ -332,11 +330,11 @@ session_ping(struct session *s, const struct proto_msg *m)
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_PONG;
 	msg.ping.seq = m->ping.seq;
-	session_send(s, &msg);
 	if (s->lease_end != 0) {
 		s->lease_end = time_mono_ms() + s->lease_ms;
 		session_status(s);
 	}
+	session_send(s, &msg);
 }
 
 static void

@@ -1,0 +1,732 @@
+#!/usr/bin/env python3
+"""Integration tests of prefcpu-guestd on temp trees.
+
+The test plays the host: it listens on a unix socket, the real agent
+connects to it with --port unix:PATH, and the agent's /proc, /sys, cgroupfs
+and run directory are temp trees.  Each scenario checks what a user would:
+the files the agent writes, its replies, its status output.
+
+usage: guestd_test.py AGENT SCENARIO
+"""
+
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+AGENT = None
+RUNNING = []    # every Agent and Host, for the clean-up
+SESSION = "00000000000000a1"
+OTHER_SESSION = "00000000000000b2"
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def wait_for(cond, what, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.02)
+    raise Fail("timed out waiting for " + what)
+
+
+def write(path, text, mode=None):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    if mode is not None:
+        os.chmod(path, mode)
+
+
+def read(path):
+    with open(path) as f:
+        return f.read().strip()
+
+
+class Tree:
+    """A guest with 8 CPUs in 4 cores of 2 threads, as temp trees."""
+
+    def __init__(self, cgroups=("workload", "other"), empty=("idle",)):
+        self.dir = tempfile.mkdtemp(prefix="guestd-test.")
+        self.proc = os.path.join(self.dir, "proc")
+        self.sys = os.path.join(self.dir, "sys")
+        self.cg = os.path.join(self.dir, "cgroup")
+        self.run = os.path.join(self.dir, "run")
+        self.sock = os.path.join(self.dir, "host.sock")
+        # 10% steal: user nice system idle iowait irq softirq steal ...
+        write(self.p("stat"), "cpu  300 0 100 500 0 0 0 100 0 0\n"
+              "cpu0 1 0 1 1 0 0 0 1 0 0\nintr 0\n")
+        write(self.p("pressure/cpu"),
+              "some avg10=12.50 avg60=3.00 avg300=1.00 total=12345\n"
+              "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
+        write(self.p("loadavg"), "1.00 0.50 0.25 5/300 4242\n")
+        write(self.p("1/comm"), "init\n")
+        cpu = os.path.join(self.sys, "devices/system/cpu")
+        write(os.path.join(cpu, "online"), "0-7\n")
+        for c in range(8):
+            first = c - c % 2
+            write(os.path.join(cpu, "cpu%d/topology/thread_siblings_list" % c),
+                  "%d-%d\n" % (first, first + 1))
+        write(self.c("cgroup.controllers"), "cpuset cpu io memory pids\n")
+        write(self.c("cgroup.subtree_control"), "cpu memory\n")
+        for name in cgroups:
+            self.add_cgroup(name, populated=True)
+        for name in empty:
+            self.add_cgroup(name, populated=False)
+
+    def p(self, rel):
+        return os.path.join(self.proc, rel)
+
+    def c(self, rel):
+        return os.path.join(self.cg, rel)
+
+    def add_cgroup(self, name, populated=True, cpus="", tids=()):
+        write(self.c(name + "/cgroup.events"),
+              "populated %d\nfrozen 0\n" % (1 if populated else 0))
+        write(self.c(name + "/cgroup.procs"), "")
+        write(self.c(name + "/cgroup.threads"),
+              "".join("%d\n" % t for t in tids))
+        write(self.c(name + "/cgroup.subtree_control"), "")
+        write(self.c(name + "/cpuset.cpus"), cpus + "\n" if cpus else "")
+        write(self.c(name + "/cpuset.cpus.effective"), cpus or "0-7")
+
+    def cpus(self, name):
+        return read(self.c(name + "/cpuset.cpus"))
+
+    def state_file(self):
+        return os.path.join(self.run, "prefcpu-guestd.state")
+
+    def cleanup(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Agent:
+    def __init__(self, tree, *args, env=None, port=None):
+        self.tree = tree
+        self.log = os.path.join(tree.dir, "agent.log")
+        argv = [AGENT, "--port", port or "unix:" + tree.sock,
+                "--proc-root", tree.proc, "--sys-root", tree.sys,
+                "--cgroup-root", tree.cg, "--run-dir", tree.run,
+                "--report-interval", "200", "--log-level", "debug"]
+        argv += list(args)
+        self.logf = open(self.log, "a")
+        self.proc = subprocess.Popen(argv, stdout=self.logf,
+                                     stderr=self.logf, env=env)
+        RUNNING.append(self)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait(self, timeout=10):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise Fail("the agent did not exit within %d s" % timeout)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.logf.close()
+
+    def cpu_ticks(self):
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+
+class Host:
+    """The host end of the channel: JSON lines over a unix socket."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.lsock.bind(path)
+        self.lsock.listen(1)
+        self.conn = None
+        self.buf = b""
+        self.pending = []
+        self.seq = 0
+        RUNNING.append(self)
+
+    def accept(self, timeout=5.0):
+        r, _, _ = select.select([self.lsock], [], [], timeout)
+        check(r, "the agent did not connect within %.1f s" % timeout)
+        self.conn, _ = self.lsock.accept()
+        self.buf = b""
+        self.pending = []
+
+    def close_conn(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def close(self):
+        self.close_conn()
+        if self.lsock.fileno() != -1:
+            self.lsock.close()
+            os.unlink(self.path)
+
+    def stop(self):
+        self.close()
+
+    def send_raw(self, data):
+        self.conn.sendall(data)
+
+    def send(self, obj):
+        msg = {"v": 1}
+        msg.update(obj)
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def recv_any(self, timeout=5.0):
+        if self.pending:
+            return self.pending.pop(0)
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            check(left > 0, "no message from the agent within %.1f s" %
+                  timeout)
+            r, _, _ = select.select([self.conn], [], [], left)
+            if r:
+                data = self.conn.recv(65536)
+                check(data, "the agent closed the connection")
+                self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
+        msg = json.loads(line)
+        check(msg.get("v") == 1, "message without v=1: %r" % line)
+        return msg
+
+    def recv(self, types, timeout=5.0):
+        """The next message of one of types; reports are skipped."""
+        if isinstance(types, str):
+            types = (types,)
+        end = time.monotonic() + timeout
+        while True:
+            msg = self.recv_any(max(0.01, end - time.monotonic()))
+            if msg["type"] in types:
+                return msg
+            check(msg["type"] == "report",
+                  "expected %s, got %r" % ("/".join(types), msg))
+
+    def sync(self):
+        """Ping and wait for the pong: all earlier replies are in."""
+        self.seq += 1000
+        self.send({"type": "ping", "seq": self.seq})
+        got = []
+        while True:
+            msg = self.recv_any()
+            if msg["type"] == "pong" and msg["seq"] == self.seq:
+                return [m for m in got if m["type"] != "report"]
+            got.append(msg)
+
+    def hello(self, session=SESSION):
+        self.send_raw(b"\n")
+        self.send({"type": "hello", "session": session, "host": "test-host",
+                   "period_ms": 1000})
+        return self.recv("hello")
+
+    def target(self, seq, cpus, lease_ms=15000, session=SESSION):
+        self.send({"type": "target", "session": session, "seq": seq,
+                   "preferred": cpus, "lease_ms": lease_ms})
+
+    def apply(self, seq, cpus, lease_ms=15000, session=SESSION):
+        self.target(seq, cpus, lease_ms, session)
+        ack = self.recv("ack")
+        check(ack["seq"] == seq, "ack of seq %r for %d" % (ack["seq"], seq))
+        return ack
+
+
+def status(tree, *args):
+    r = subprocess.run([AGENT, "status", "--run-dir", tree.run] + list(args),
+                       capture_output=True, text=True, timeout=10)
+    return r.returncode, r.stdout
+
+
+def started(tree, *args, **kw):
+    host = Host(tree.sock)
+    agent = Agent(tree, *args, **kw)
+    host.accept()
+    return host, agent
+
+
+# ---------------------------------------------------------------- scenarios
+
+def sc_apply(tree):
+    host, agent = started(tree, "--keep-affinity", "no")
+    hello = host.hello()
+    check(hello["session"] == SESSION, "hello echoes the session")
+    check(hello["agent"].startswith("prefcpu-guestd "), "agent name")
+    check(hello["online"] == "0-7", "online %r" % hello["online"])
+    check(hello["cores"] == ["0-1", "2-3", "4-5", "6-7"],
+          "cores %r" % hello["cores"])
+    check(hello["backend"] == "cpuset", "backend %r" % hello["backend"])
+    check(hello["backends"] == ["cpuset"], "backends %r" % hello["backends"])
+    check(hello["kernel"] == os.uname().release, "kernel")
+    check(hello.get("keeps_affinity", False) is False, "keeps_affinity")
+
+    report = host.recv("report", timeout=3)
+    check(report["online"] == "0-7", "report online")
+    check(abs(report["steal_pct"] - 10.0) < 0.01,
+          "steal %r, /proc/stat says 10%%" % report["steal_pct"])
+    check(report["psi_some_avg10"] == 12.5, "psi %r" % report)
+    check(report["nr_running"] == 5, "nr_running %r" % report)
+
+    ack = host.apply(1, "0-3")
+    check(ack["ok"] is True and ack["applied"] == "0-3", "ack %r" % ack)
+    check(tree.cpus("workload") == "0-3", "workload narrowed")
+    check(tree.cpus("other") == "0-3", "other narrowed")
+    check(tree.cpus("idle") == "", "a cgroup without tasks is left alone")
+    check(read(tree.c("cgroup.subtree_control")) == "+cpuset",
+          "cpuset controller enabled on the root")
+    check(os.path.exists(tree.state_file()), "state file written")
+
+    rc, out = status(tree, "--json")
+    st = json.loads(out)
+    check(rc == 0 and st["running"] is True, "status: running")
+    check(st["backend"] == "cpuset" and st["applied"] == "0-3",
+          "status json %r" % st)
+    check(st["connected"] is True and st["session"] == SESSION,
+          "status connected")
+    check(0 < st["lease_left_ms"] <= 15000, "lease left %r" %
+          st["lease_left_ms"])
+    origs = {(o["kind"], o["key"]): o["value"] for o in st["originals"]}
+    check(origs.get(("cpuset", "workload")) == "" and
+          ("cpuset-enabled", "") in origs, "originals %r" % origs)
+    rc, out = status(tree)
+    check("applied:     CPUs 0-3 (target 1)" in out and
+          "cgroup /workload: cpuset.cpus was \"\"" in out,
+          "human status:\n" + out)
+
+    # A set of all CPUs lifts the limit: the originals come back.
+    ack = host.apply(2, "0-7")
+    check(ack["ok"] and ack["applied"] == "0-7", "ack %r" % ack)
+    check(tree.cpus("workload") == "", "workload restored")
+    check(read(tree.c("cgroup.subtree_control")) == "-cpuset",
+          "cpuset controller disabled again")
+    check(not os.path.exists(tree.state_file()), "state file removed")
+    agent.signal(signal.SIGTERM)
+    check(agent.wait() == 0, "exit status 0")
+    rc, out = status(tree)
+    check(rc == 3 and "not running" in out, "status after exit: " + out)
+    return host, agent
+
+
+def sc_stale_seq(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(5, "0-3")["ok"], "seq 5 applied")
+    host.target(5, "0-1")
+    host.target(4, "0-1")
+    check(host.sync() == [], "stale targets get no reply")
+    check(tree.cpus("workload") == "0-3", "stale targets change nothing")
+    check(host.apply(6, "0-1")["applied"] == "0-1", "seq 6 applied")
+    check(tree.cpus("workload") == "0-1", "seq 6 written")
+    # A new hello is a new session: seq starts again.
+    host.hello(OTHER_SESSION)
+    host.target(1, "0-5", session=OTHER_SESSION)
+    ack = host.recv("ack")
+    check(ack["ok"] and ack["seq"] == 1, "new session, seq 1: %r" % ack)
+    check(tree.cpus("workload") == "0-5", "new session's target written")
+    return host, agent
+
+
+def sc_wrong_session(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "applied")
+    host.target(2, "0-1", session=OTHER_SESSION)
+    host.send({"type": "release", "session": OTHER_SESSION})
+    check(host.sync() == [], "another session's messages get no reply")
+    check(tree.cpus("workload") == "0-3",
+          "another session's target and release change nothing")
+    check(host.apply(2, "0-1")["ok"], "seq 2 of the right session applies")
+    return host, agent
+
+
+def sc_lease(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3", lease_ms=600)["ok"], "applied")
+    # Pings refresh the lease.
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        host.sync()
+        time.sleep(0.15)
+    check(tree.cpus("workload") == "0-3", "pings keep the lease")
+    t0 = time.monotonic()
+    wait_for(lambda: tree.cpus("workload") == "", "lease expiry", 3)
+    check(time.monotonic() - t0 >= 0.3, "restored only after the lease")
+    check(not os.path.exists(tree.state_file()), "state file removed")
+    check("lease ended" in agent.text(), "the log says why")
+    return host, agent
+
+
+def sc_release(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "2-5")["ok"], "applied")
+    check(tree.cpus("other") == "2-5", "narrowed")
+    host.send({"type": "release", "session": SESSION})
+    check(host.sync() == [], "release has no reply")
+    check(tree.cpus("workload") == "" and tree.cpus("other") == "",
+          "release restores at once")
+    check(not os.path.exists(tree.state_file()), "state file removed")
+    return host, agent
+
+
+def sc_sigterm(tree):
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        host, agent = started(tree)
+        host.hello()
+        check(host.apply(1, "0-1")["ok"], "applied")
+        agent.signal(sig)
+        check(agent.wait() == 0, "exit status 0 after %s" % sig.name)
+        check(tree.cpus("workload") == "", "%s restores" % sig.name)
+        check(not os.path.exists(tree.state_file()), "state file removed")
+        check(not os.path.exists(os.path.join(tree.run,
+                                              "prefcpu-guestd.status")),
+              "status file removed")
+        agent.stop()
+        host.close()
+    return None, None
+
+
+def sc_crash(tree):
+    write(tree.c("other/cpuset.cpus"), "1-7\n")
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "2-3")["ok"], "applied")
+    agent.signal(signal.SIGKILL)
+    agent.wait()
+    agent.stop()
+    check(tree.cpus("workload") == "2-3", "kill -9 leaves the change")
+    rc, out = status(tree)
+    check(rc == 3 and "earlier run" in out and
+          "cgroup /other: cpuset.cpus was \"1-7\"" in out,
+          "status names the originals a crashed run left:\n" + out)
+    host.close_conn()
+    # The restarted agent restores before it hears from any host.
+    agent = Agent(tree)
+    wait_for(lambda: tree.cpus("workload") == "" and
+             tree.cpus("other") == "1-7", "restore at start-up")
+    check(not os.path.exists(tree.state_file()), "state file removed")
+    host.accept()
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "the restarted agent works")
+    return host, agent
+
+
+BAD_INPUTS = [
+    # (what, raw line, wants a seq in the reply)
+    ("garbage", b"hello world", None),
+    ("not an object", b"[1,2,3]", None),
+    ("bad cpulist", b'{"v":1,"type":"target","session":"%s","seq":7,'
+     b'"preferred":"0-","lease_ms":1000}', 7),
+    ("offline cpu", b'{"v":1,"type":"target","session":"%s","seq":8,'
+     b'"preferred":"0-9","lease_ms":1000}', 8),
+    ("empty set", b'{"v":1,"type":"target","session":"%s","seq":9,'
+     b'"preferred":"","lease_ms":1000}', 9),
+    ("partial core", b'{"v":1,"type":"target","session":"%s","seq":10,'
+     b'"preferred":"0","lease_ms":1000}', 10),
+    ("partial cores", b'{"v":1,"type":"target","session":"%s","seq":11,'
+     b'"preferred":"1-2","lease_ms":1000}', 11),
+    ("unknown type", b'{"v":1,"type":"reboot","seq":12}', 12),
+    ("huge seq", b'{"v":1,"type":"target","session":"%s",'
+     b'"seq":18446744073709551616,"preferred":"0-1","lease_ms":1000}', None),
+    ("huge cpu", b'{"v":1,"type":"target","session":"%s","seq":13,'
+     b'"preferred":"0-99999999999","lease_ms":1000}', 13),
+    ("huge lease", b'{"v":1,"type":"target","session":"%s","seq":14,'
+     b'"preferred":"0-1","lease_ms":1e300}', 14),
+    ("negative seq", b'{"v":1,"type":"target","session":"%s","seq":-1,'
+     b'"preferred":"0-1","lease_ms":1000}', None),
+    ("wrong version", b'{"v":2,"type":"ping","seq":15}', 15),
+    ("guest message", b'{"v":1,"type":"ack","seq":16,"ok":true,'
+     b'"applied":"0-1"}', 16),
+    ("NaN", b'{"v":1,"type":"ping","seq":NaN}', None),
+    ("overlong line", b'{"v":1,"type":"ping","pad":"' + b"x" * 5000 +
+     b'","seq":17}', None),
+    ("NUL byte", b'{"v":1,"type":"ping","seq":18}\x00', None),
+]
+
+
+def sc_malformed(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "applied")
+    for what, raw, seq in BAD_INPUTS:
+        if b"%s" in raw:
+            raw = raw.replace(b"%s", SESSION.encode())
+        host.send_raw(raw + b"\n")
+        replies = host.sync()
+        check(len(replies) == 1, "%s: one reply, got %r" % (what, replies))
+        r = replies[0]
+        check(r["type"] == "error" or (r["type"] == "ack" and
+                                       r["ok"] is False),
+              "%s: answered with an error, got %r" % (what, r))
+        if seq is not None:
+            check(r.get("seq") == seq, "%s: the reply names seq %d: %r" %
+                  (what, seq, r))
+        check(tree.cpus("workload") == "0-3" and tree.cpus("other") == "0-3",
+              "%s changed nothing" % what)
+    # The session is still there.
+    ack = host.apply(20, "4-7")
+    check(ack["ok"] and ack["applied"] == "4-7", "valid target after: %r" %
+          ack)
+    check(agent.proc.poll() is None, "agent alive")
+    return host, agent
+
+
+def sc_reconnect(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(3, "0-3")["ok"], "applied")
+    host.close()
+    time.sleep(0.5)
+    rc, out = status(tree, "--json")
+    check(json.loads(out)["connected"] is False, "status: not connected")
+    # Away for a while: no busy loop, the set stays until the lease ends.
+    t0 = agent.cpu_ticks()
+    time.sleep(3)
+    used = agent.cpu_ticks() - t0
+    check(used <= 10, "%d ticks of CPU in 3 s with the host away" % used)
+    check(tree.cpus("workload") == "0-3", "set kept while the host is away")
+    host = Host(tree.sock)
+    host.accept(timeout=5)
+    # Bytes before the hello are dropped without a reply.
+    host.send_raw(b'half a line from before}\n{"v":1,"type":"ping","seq":1}\n')
+    hello = host.hello(OTHER_SESSION)
+    check(hello["session"] == OTHER_SESSION, "new session")
+    check(host.sync() == [], "nothing answered before the hello")
+    ack = host.apply(1, "0-1", session=OTHER_SESSION)
+    check(ack["ok"] and ack["applied"] == "0-1", "seq 1 of the new session")
+    check(tree.cpus("workload") == "0-1", "applied after reconnect")
+    return host, agent
+
+
+def sc_partial_failure(tree):
+    for name in ("a", "a/b", "a/b/c"):
+        tree.add_cgroup(name)
+    write(tree.c("cgroup.subtree_control"), "cpuset cpu\n")
+    write(tree.c("a/cgroup.subtree_control"), "cpuset\n")
+    write(tree.c("a/b/cgroup.subtree_control"), "cpuset\n")
+    host, agent = started(tree, "--cgroup", "a", "--cgroup", "/a/b/",
+                          "--cgroup", "a/b/c")
+    host.hello()
+    check(host.apply(1, "0-5")["ok"], "applied")
+    for name in ("a", "a/b", "a/b/c"):
+        check(tree.cpus(name) == "0-5", "%s narrowed" % name)
+    check(tree.cpus("workload") == "", "only the given cgroups")
+    # Narrowing writes children first, so /a comes last; make it fail.
+    os.unlink(tree.c("a/cpuset.cpus"))
+    os.mkdir(tree.c("a/cpuset.cpus"))
+    ack = host.apply(2, "0-1")
+    check(ack["ok"] is False, "ack refuses: %r" % ack)
+    check(ack["error"].startswith("cgroup /a:") and "rolled back" in
+          ack["error"] and "/a/b/c" in ack["error"] and "/a/b," in
+          ack["error"], "error names the failed and rolled back cgroups: %r"
+          % ack["error"])
+    check(tree.cpus("a/b/c") == "0-5" and tree.cpus("a/b") == "0-5",
+          "rolled back")
+    # Restoring a cgroup that fails is retried until it works.
+    host.send({"type": "release", "session": SESSION})
+    host.sync()
+    check(tree.cpus("a/b") == "", "release restores what it can")
+    os.rmdir(tree.c("a/cpuset.cpus"))
+    write(tree.c("a/cpuset.cpus"), "0-5\n")
+    wait_for(lambda: tree.cpus("a") == "", "restore retry", 8)
+    check(not os.path.exists(tree.state_file()), "state file removed")
+    return host, agent
+
+
+def sc_keep_affinity(tree):
+    # A real task pinned by the user to CPU 1; the cgroup is fake.
+    pinned = subprocess.Popen(["sleep", "60"])
+    try:
+        os.sched_setaffinity(pinned.pid, {1})
+        tree.add_cgroup("pinned", tids=[pinned.pid])
+        host, agent = started(tree, "--keep-affinity", "yes", "--cgroup",
+                              "pinned")
+        check(host.hello()["keeps_affinity"] is True, "hello says so")
+        check(host.apply(1, "0-3")["ok"], "applied")
+        with open(tree.state_file()) as f:
+            check("affinity %d 1\n" % pinned.pid in f.read(),
+                  "the pin is in the state file")
+        # What a pre-6.2 kernel does when the cpuset changes.
+        os.sched_setaffinity(pinned.pid, {0, 1})
+        host.send({"type": "release", "session": SESSION})
+        host.sync()
+        check(os.sched_getaffinity(pinned.pid) == {1},
+              "affinity put back: %r" % os.sched_getaffinity(pinned.pid))
+    finally:
+        pinned.kill()
+        pinned.wait()
+    return host, agent
+
+
+SYSTEMCTL = """#!/bin/sh
+# Stand-in for systemctl: logs its calls, keeps AllowedCPUs per slice.
+dir=%(dir)s
+echo "$*" >>"$dir/calls"
+case "$1" in
+show)	cat "$dir/$4" 2>/dev/null; exit 0 ;;
+set-property)
+	[ -e "$dir/fail-$3" ] && { echo "Failed to set $3" >&2; exit 1; }
+	printf '%%s\\n' "${4#AllowedCPUs=}" >"$dir/$3"; exit 0 ;;
+esac
+exit 1
+"""
+
+
+def fake_systemd(tree):
+    bindir = os.path.join(tree.dir, "bin")
+    sd = os.path.join(tree.dir, "systemd")
+    os.makedirs(sd)
+    write(os.path.join(bindir, "systemctl"), SYSTEMCTL % {"dir": sd}, 0o755)
+    write(tree.p("1/comm"), "systemd\n")
+    write(os.path.join(sd, "system.slice"), "0-7\n")
+    os.makedirs(tree.c("system.slice"))
+    os.makedirs(tree.c("user.slice"))
+    env = dict(os.environ)
+    env["PATH"] = bindir + ":" + env.get("PATH", "/usr/bin:/bin")
+    return sd, env
+
+
+def sc_systemd(tree):
+    sd, env = fake_systemd(tree)
+    host, agent = started(tree, env=env)
+    hello = host.hello()
+    check(hello["backend"] == "systemd" and
+          hello["backends"] == ["systemd", "cpuset"],
+          "auto picks systemd when it is PID 1: %r" % hello)
+    check(host.apply(1, "0-3")["ok"], "applied")
+    calls = read(os.path.join(sd, "calls")).splitlines()
+    check(calls == [
+        "show --property=AllowedCPUs --value system.slice",
+        "show --property=AllowedCPUs --value user.slice",
+        "set-property --runtime system.slice AllowedCPUs=0-3",
+        "set-property --runtime user.slice AllowedCPUs=0-3"],
+        "systemctl calls %r" % calls)
+    check(tree.cpus("workload") == "", "cgroupfs is not touched")
+    # A failure on the second slice rolls the first back.
+    write(os.path.join(sd, "fail-user.slice"), "")
+    ack = host.apply(2, "0-1")
+    check(not ack["ok"] and "user.slice" in ack["error"] and
+          "rolled back system.slice" in ack["error"], "ack %r" % ack)
+    check(read(os.path.join(sd, "system.slice")) == "0-3", "rolled back")
+    os.unlink(os.path.join(sd, "fail-user.slice"))
+    host.send({"type": "release", "session": SESSION})
+    host.sync()
+    check(read(os.path.join(sd, "system.slice")) == "0-7" and
+          read(os.path.join(sd, "user.slice")) == "",
+          "originals restored: %r" % read(os.path.join(sd, "calls")))
+    calls = read(os.path.join(sd, "calls")).splitlines()
+    check(calls[-1] == "set-property --runtime user.slice AllowedCPUs=",
+          "an empty original resets the property: %r" % calls[-1])
+    return host, agent
+
+
+def sc_kernel(tree):
+    pref = os.path.join(tree.sys, "devices/system/cpu/preferred")
+    write(pref, "0-7\n", 0o444)
+    host, agent = started(tree)
+    hello = host.hello()
+    check(hello["backend"] == "cpuset" and hello["governor"] == "steal",
+          "a read-only preferred file: governor reported, not used: %r" %
+          hello)
+    agent.signal(signal.SIGTERM)
+    agent.wait()
+    agent.stop()
+    host.close()
+
+    os.chmod(pref, 0o644)
+    host, agent = started(tree)
+    hello = host.hello()
+    check(hello["backend"] == "kernel" and hello.get("governor", "") == "",
+          "a writable preferred file is the kernel backend: %r" % hello)
+    check(host.apply(1, "2-5")["ok"], "applied")
+    check(read(pref) == "2-5", "written to preferred")
+    check(tree.cpus("workload") == "", "no cpuset change")
+    host.send({"type": "release", "session": SESSION})
+    host.sync()
+    check(read(pref) == "0-7", "restored")
+    return host, agent
+
+
+def sc_options(tree):
+    r = subprocess.run([AGENT, "--backend", "bogus"], capture_output=True,
+                       text=True)
+    check(r.returncode == 2 and "bogus" in r.stderr, "bad backend refused")
+    r = subprocess.run([AGENT, "--cgroup", "../etc"], capture_output=True,
+                       text=True)
+    check(r.returncode == 2, "a cgroup outside the root is refused")
+    r = subprocess.run([AGENT, "--backend", "kernel", "--port",
+                        "unix:" + tree.sock, "--sys-root", tree.sys,
+                        "--run-dir", tree.run], capture_output=True,
+                       text=True, timeout=10)
+    check(r.returncode == 1 and "kernel does not work here" in r.stderr,
+          "an unusable backend asked for is fatal: %r" % r.stderr)
+    # One agent per run directory.
+    host, agent = started(tree)
+    r = subprocess.run([AGENT, "--port", "unix:" + tree.sock, "--run-dir",
+                        tree.run, "--cgroup-root", tree.cg],
+                       capture_output=True, text=True, timeout=10)
+    check(r.returncode == 1 and "another" in r.stderr,
+          "a second agent is refused: %r" % r.stderr)
+    return host, agent
+
+
+SCENARIOS = {name[3:]: fn for name, fn in globals().items()
+             if name.startswith("sc_")}
+
+
+def main():
+    global AGENT
+    if len(sys.argv) != 3 or sys.argv[2] not in SCENARIOS:
+        print("usage: %s AGENT {%s}" % (sys.argv[0], "|".join(SCENARIOS)),
+              file=sys.stderr)
+        return 2
+    AGENT = os.path.abspath(sys.argv[1])
+    tree = Tree()
+    try:
+        host, agent = SCENARIOS[sys.argv[2]](tree)
+        if agent is not None:
+            check(agent.proc.poll() in (None, 0),
+                  "agent exited with %r" % agent.proc.poll())
+        print("ok: %s" % sys.argv[2])
+        return 0
+    except Fail as e:
+        print("FAIL: %s: %s" % (sys.argv[2], e))
+        log = os.path.join(tree.dir, "agent.log")
+        if os.path.exists(log):
+            print("---- agent log\n" + open(log).read())
+        return 1
+    finally:
+        for thing in RUNNING:
+            try:
+                thing.stop()
+            except OSError:
+                pass
+        tree.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
