@@ -64,7 +64,7 @@ struct pvm {
 	bool		saturated;
 	bool		hint_raised;
 	bool		max_capped;	/* max-cores cut the claim */
-	bool		at_lo;		/* share held up by the core minimum */
+	bool		at_lo;		/* share raised to the core minimum */
 	bool		db_shrink;	/* shrink that the dead band may hold */
 	enum policy_reason reason;
 };
@@ -83,6 +83,7 @@ struct pdom {
 /* One VM in a water-fill: weight, least and most CPUs, result. */
 struct wf_item {
 	double	w, lo, hi, out;
+	bool	raised;		/* out is lo, above its weighted level */
 };
 
 struct wf_event {
@@ -637,8 +638,10 @@ policy_waterfill(struct wf_item *it, unsigned int n, double R,
 		sumhi += it[i].hi;
 	}
 	if (sumlo >= R || sumhi <= R) {
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			it[i].out = sumlo >= R ? it[i].lo : it[i].hi;
+			it[i].raised = sumlo >= R;
+		}
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -653,6 +656,19 @@ policy_waterfill(struct wf_item *it, unsigned int n, double R,
 		f = base + slope * ev[i].at;
 		if (f >= R && slope > 0) {
 			level = (R - base) / slope;
+			if (level < ev[i].at - POLICY_EPS)
+				break;
+			/*
+			 * R is reached just as the last VMs on the slope hit
+			 * their hi: the level may rise to where the next one
+			 * leaves its lo.  Take that top, so that a VM at its
+			 * lo there is not reported as raised to it.
+			 */
+			for (; i < ne && ev[i].at <= level + POLICY_EPS; i++)
+				slope += ev[i].is_hi ? -it[ev[i].i].w :
+				    it[ev[i].i].w;
+			if (slope <= POLICY_EPS && i < ne)
+				level = ev[i].at;
 			break;
 		}
 		if (ev[i].is_hi) {
@@ -668,6 +684,7 @@ policy_waterfill(struct wf_item *it, unsigned int n, double R,
 		f = it[i].w * level;
 		it[i].out = f < it[i].lo ? it[i].lo : f > it[i].hi ?
 		    it[i].hi : f;
+		it[i].raised = f < it[i].lo - POLICY_EPS;
 	}
 }
 
@@ -793,8 +810,8 @@ policy_decide_domain(const struct policy_config *cfg,
 
 			if (p->kind != PVM_AUTO)
 				continue;
-			it[na++] = (struct wf_item){ vms[idx[j]].weight,
-			    p->cum[p->lo_k], p->cum[p->hi_k], 0 };
+			it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
+			    .lo = p->cum[p->lo_k], .hi = p->cum[p->hi_k] };
 		}
 		policy_waterfill(it, na, d->free, ev);
 		for (j = 0, na = 0; j < d->nvm; j++) {
@@ -838,8 +855,8 @@ policy_decide_domain(const struct policy_config *cfg,
 
 		if (p->kind != PVM_AUTO)
 			continue;
-		it[na++] = (struct wf_item){ vms[idx[j]].weight, lo,
-		    p->claim > lo ? p->claim : lo, 0 };
+		it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
+		    .lo = lo, .hi = p->claim > lo ? p->claim : lo };
 	}
 	policy_waterfill(it, na, d->free, ev);
 
@@ -851,8 +868,7 @@ policy_decide_domain(const struct policy_config *cfg,
 		if (p->kind != PVM_AUTO)
 			continue;
 		p->share = it[na].out;
-		p->at_lo = p->share <=
-		    p->cum[p->lo_k] + POLICY_EPS;
+		p->at_lo = it[na].raised;
 		na++;
 		p->base_k = policy_cores_within(p, p->share);
 		if (p->base_k < p->lo_k)

@@ -6,6 +6,7 @@
  */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +173,12 @@ static const struct scenario scenarios[] = {
 	    { 8, 1, 200, 4.0, 4.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
 	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	    { 8, 1, 100, 2.0, 6.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	} },
+	{ "largest remainder: shares 2.1, 2.7, 2.2 of 7", 7, 0, 10, true,
+	  false, {
+	    { 8, 1, 210, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 270, 4.0, 4.0, 0, 0, false, 3, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 220, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	} },
 	{ "min-cores reserves first, the rest by weight", 8, 0, 10, true,
 	  false, {
@@ -365,6 +372,29 @@ START_TEST(test_persist_and_dwell)
 }
 END_TEST
 
+/* A new min-cores or max-cores applies at once, dwell or not. */
+START_TEST(test_bounds_change)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 4.0, 4.0);
+	tbed_run(b, 3);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(a->st.last_change_ms, b->host.now_ms);
+	a->vm.max_cores = 2;
+	c->vm.min_cores = 6;
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_MAX_CORES);
+	ck_assert_uint_eq(pref(b, 1), 6);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
+	tbed_free(b);
+}
+END_TEST
+
 /* Persistence counts consecutive periods: a break starts it again. */
 START_TEST(test_persist_resets)
 {
@@ -490,6 +520,52 @@ START_TEST(test_stable_closed_loop)
 }
 END_TEST
 
+/*
+ * Weighted max-min: the steered VMs of a contended domain share R; those
+ * between their floor (one core, min-cores) and their claim are at one
+ * level of share/weight, those at their claim below it, those at their
+ * floor above it.
+ */
+static void
+check_maxmin(const struct tbed *b, double R)
+{
+	double		 level = -1, sum = 0, sumlo = 0, lo;
+	unsigned int	 i, smt, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < b->n; i++) {
+			const struct tvm		*t = b->v[i];
+			const struct policy_decision	*o = &b->out[i];
+			double				 x;
+
+			if (!t->vm.steerable)
+				continue;
+			smt = t->vm.nvcpus / t->vm.ncores;
+			lo = smt * (t->vm.min_cores > 1 ? (t->vm.min_cores <
+			    t->vm.ncores ? t->vm.min_cores : t->vm.ncores) : 1);
+			x = o->share / t->vm.weight;
+			if (pass == 0) {
+				sum += o->share;
+				sumlo += lo;
+				if (o->share > lo + 1e-9 &&
+				    o->share < o->claim - 1e-9)
+					level = x;
+				continue;
+			}
+			/* A claim below one core is no claim on the level. */
+			if (level < 0 || lo >= o->claim)
+				continue;
+			if (o->share > lo + 1e-9 && o->share < o->claim - 1e-9)
+				ck_assert_double_eq_tol(x, level, 1e-9);
+			else if (o->share <= lo + 1e-9)
+				ck_assert(x >= level - 1e-9);
+			else
+				ck_assert(x <= level + 1e-9);
+		}
+	if (sumlo <= R)
+		ck_assert_double_eq_tol(sum, R, 1e-6);
+}
+
 /* Deterministic pseudo-random in [0, n). */
 static unsigned int
 test_rand(unsigned long *seed, unsigned int n)
@@ -566,6 +642,8 @@ START_TEST(test_random_invariants)
 			}
 			steered += o->vcpus;
 		}
+		if (b->out[0].contended)
+			check_maxmin(b, fmax(0, b->out[0].capacity - counted));
 		if (b->out[0].contended && !b->sum.over_capacity)
 			ck_assert_msg(steered <= floor(fmax(0,
 			    b->out[0].capacity - counted) + 1e-9),
@@ -657,7 +735,11 @@ START_TEST(test_numa_spread)
 }
 END_TEST
 
-/* A guest claiming 100 runnable tasks gets no more than its fair share. */
+/*
+ * A guest claiming 100 runnable tasks gets no more than its weighted fair
+ * share (9 CPUs / 3 equal VMs = 3), even where an honest busy VM would get
+ * more because a third VM is idle.
+ */
 START_TEST(test_hint_bounded)
 {
 	struct tbed	*b;
@@ -673,7 +755,7 @@ START_TEST(test_hint_bounded)
 		c = tbed_add(b, 8, 1, 100);
 		d = tbed_add(b, 8, 1, 100);
 		tvm_load(c, 4.0, 4.0);
-		tvm_load(d, 4.0, 4.0);
+		tvm_load(d, 0.2, 0);
 		if (mode == 1)
 			tvm_load(a, 4.0, 4.0);
 		else
@@ -684,16 +766,83 @@ START_TEST(test_hint_bounded)
 		share[mode] = b->out[0].share;
 		vcpus[mode] = pref(b, 0);
 		if (mode == 0)
-			ck_assert(strstr(b->out[0].why, "hint 100"));
+			ck_assert_msg(strstr(b->out[0].why, "hint 100"),
+			    "why: %s", b->out[0].why);
 		ck_assert_uint_le(pref(b, 0) + pref(b, 1) + pref(b, 2), 9);
 		tbed_free(b);
 	}
-	ck_assert_double_le_tol(share[0], share[1], 1e-9);
-	ck_assert_uint_le(vcpus[0], vcpus[1]);
-	ck_assert_uint_eq(vcpus[1], 3);
+	ck_assert_double_le_tol(share[0], 3.0, 1e-9);
+	ck_assert_uint_eq(vcpus[0], 3);
+	ck_assert_double_eq_tol(share[1], 4.0, 1e-9);
+	ck_assert_uint_eq(vcpus[1], 4);
 	/* The hint counts: more than the idle VM without one. */
-	ck_assert(share[0] > share[2]);
 	ck_assert_uint_eq(vcpus[2], 1);
+}
+END_TEST
+
+/*
+ * Shares that wobble around a rounding boundary (weights 99/101 in turn,
+ * shares 3.48/3.52 of 7) move no core: the dead band holds both.
+ */
+START_TEST(test_dead_band)
+{
+	struct tbed	*b = tbed_new(7, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+	unsigned int	 p, holds = 0;
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 4.0, 4.0);
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(pref(b, 1), 3);
+	for (p = 0; p < 40; p++) {
+		c->vm.weight = p % 2 ? 99 : 101;
+		tbed_step(b);
+		ck_assert_msg(!b->out[0].changed && !b->out[1].changed,
+		    "period %u: %s / %s", p, b->out[0].why, b->out[1].why);
+		ck_assert_uint_le(pref(b, 0) + pref(b, 1), 7);
+		if (b->out[0].reason == POLICY_R_HOLD_DEAD_BAND ||
+		    b->out[1].reason == POLICY_R_HOLD_DEAD_BAND)
+			holds++;
+	}
+	ck_assert_uint_ge(holds, 20);
+
+	/*
+	 * Capacity 6.4: shares 3.2 each.  a's 4 cores are within the dead
+	 * band of 3.2, but holding them would exceed the capacity: a shrinks.
+	 */
+	c->vm.weight = 100;
+	b->host.nonvm_cpus = 0.6;
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 0), 3);
+	ck_assert_uint_eq(pref(b, 1), 3);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * A VM whose fixed load (3.7 CPUs) saturates 4 vCPUs but not 5 settles on
+ * 5: it must not shrink to 4, saturate, grow back, and so on.
+ */
+START_TEST(test_no_flap_near_saturation)
+{
+	struct tbed	*b = tbed_new(10, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+	unsigned int	 p;
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 3.7, 0);
+	for (p = 0; p < 100; p++)
+		tbed_step(b);
+	/* One shrink from all 8 vCPUs, then nothing. */
+	ck_assert_msg(a->st.changes == 1 && c->st.changes == 1,
+	    "changes %ju and %ju: %s", (uintmax_t)a->st.changes,
+	    (uintmax_t)c->st.changes, b->out[1].why);
+	ck_assert_uint_eq(pref(b, 1), 5);
+	ck_assert_uint_eq(pref(b, 0), 5);
+	tbed_free(b);
 }
 END_TEST
 
@@ -885,6 +1034,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_capacity_with_nonvm);
 	tcase_add_test(tc, test_persist_and_dwell);
 	tcase_add_test(tc, test_persist_resets);
+	tcase_add_test(tc, test_bounds_change);
 	tcase_add_test(tc, test_grow_on_saturation);
 	tcase_add_test(tc, test_stable);
 	tcase_add_test(tc, test_stable_closed_loop);
@@ -892,6 +1042,8 @@ policy_suite(void)
 	tcase_add_test(tc, test_domains);
 	tcase_add_test(tc, test_numa_spread);
 	tcase_add_test(tc, test_hint_bounded);
+	tcase_add_test(tc, test_dead_band);
+	tcase_add_test(tc, test_no_flap_near_saturation);
 	tcase_add_test(tc, test_mode_off_fixed);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
