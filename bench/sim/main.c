@@ -66,22 +66,36 @@ run_one(struct run *r, const struct scen *sc, bool check)
 	ctl_free(c);
 }
 
+/*
+ * Per demand change: when the sets stopped changing ("never" if they
+ * still change in the second half of the interval) and, for the CSV's
+ * band column, when every VM came within a core of where it ends.
+ */
 static void
-fmt_settle(const struct met_summary *s, char *buf, size_t len, bool md)
+fmt_settle(const struct met_summary *s, char *buf, size_t len, bool md,
+    bool band)
 {
+	const struct met_window *w;
 	size_t	 k, off = 0;
 	int	 n;
+	char	 exact[32];
 
 	buf[0] = '\0';
 	for (k = 0; k < s->nwin && off < len; k++) {
-		if (s->win[k].converged)
-			n = snprintf(buf + off, len - off, "%s%s%g: %.1f",
-			    k ? (md ? "<br>" : "; ") : "", md ? "t=" : "",
-			    s->win[k].start_s, s->win[k].settle_s);
+		w = &s->win[k];
+		if (w->converged)
+			snprintf(exact, sizeof exact, "%.1f", w->settle_s);
 		else
-			n = snprintf(buf + off, len - off, "%s%s%g: %s",
-			    k ? (md ? "<br>" : "; ") : "", md ? "t=" : "",
-			    s->win[k].start_s, md ? "not settled" : "nc");
+			snprintf(exact, sizeof exact, "never");
+		if (md)
+			n = snprintf(buf + off, len - off, "%st=%g: %s / %.1f",
+			    k ? "<br>" : "", w->start_s, exact, w->band_s);
+		else if (band)
+			n = snprintf(buf + off, len - off, "%s%g: %.1f",
+			    k ? "; " : "", w->start_s, w->band_s);
+		else
+			n = snprintf(buf + off, len - off, "%s%g: %s",
+			    k ? "; " : "", w->start_s, exact);
 		if (n < 0)
 			break;
 		off += (size_t)n;
@@ -123,13 +137,14 @@ write_md(FILE *f, const struct scen *sc, const struct run *runs, size_t n)
 	    (unsigned long long)sc->seed);
 	fprintf(f, "| policy | useful work (CPU s) | vs none | Jain (work/"
 	    "entitlement) | vCPU preemptions/s | spinning (%% of vCPU run) "
-	    "| steal (%% of runnable) | pCPU idle (%%) | settle after change "
-	    "(s) | changes/min, steady | sim runtime (s) |\n");
+	    "| steal (%% of runnable) | pCPU idle (%%) | settles after change, "
+	    "s: exactly / within a core | changes/min, steady | sim runtime "
+	    "(s) |\n");
 	fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
 	for (i = 0; i < n; i++) {
 		const struct met_summary *s = &runs[i].sum;
 
-		fmt_settle(s, settle, sizeof settle, true);
+		fmt_settle(s, settle, sizeof settle, true, false);
 		fprintf(f, "| %s | %.1f | ", ctl_name(runs[i].kind), s->work_s);
 		if (none != NULL && none->sum.work_s > 0)
 			fprintf(f, "%+.1f%% | ", 100.0 * (s->work_s /
@@ -182,7 +197,7 @@ write_csv(const char *dir, const struct scen *sc, const struct run *runs,
 	FILE	*f, *g;
 	double	 base = 0;
 	size_t	 i, j;
-	char	 settle[512];
+	char	 settle[512], band[512];
 
 	for (i = 0; i < n; i++)
 		if (strcmp(ctl_name(runs[i].kind), "none") == 0)
@@ -191,18 +206,20 @@ write_csv(const char *dir, const struct scen *sc, const struct run *runs,
 	g = open_out(dir, sc->name, "-vms.csv");
 	fprintf(f, "scenario,policy,work_s,work_vs_none,jain,"
 	    "preemptions_per_s,spin_share,steal_share,idle_share,settle_s,"
-	    "steady_changes_per_min,runtime_s\n");
+	    "band_s,steady_changes_per_min,runtime_s\n");
 	fprintf(g, "scenario,policy,vm,vcpus,threads,weight,agent,workload,"
 	    "work_s,entitled_s\n");
 	for (i = 0; i < n; i++) {
 		const struct met_summary *s = &runs[i].sum;
 
-		fmt_settle(s, settle, sizeof settle, false);
+		fmt_settle(s, settle, sizeof settle, false, false);
+		fmt_settle(s, band, sizeof band, false, true);
 		fprintf(f, "%s,%s,%.3f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,\"%s\","
-		    "%.2f,%.3f\n", sc->name, ctl_name(runs[i].kind), s->work_s,
-		    base > 0 ? s->work_s / base : 0, s->jain, s->preempt_per_s,
-		    s->spin_share, s->steal_share, s->idle_share, settle,
-		    s->steady_changes_per_min, runs[i].runtime_s);
+		    "\"%s\",%.2f,%.3f\n", sc->name, ctl_name(runs[i].kind),
+		    s->work_s, base > 0 ? s->work_s / base : 0, s->jain,
+		    s->preempt_per_s, s->spin_share, s->steal_share,
+		    s->idle_share, settle, band, s->steady_changes_per_min,
+		    runs[i].runtime_s);
 		for (j = 0; j < sc->nvms; j++) {
 			const struct scen_vm *vm = &sc->vms[j];
 

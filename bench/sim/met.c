@@ -112,6 +112,41 @@ met_tick(struct met *m)
 	m->nsamples++;
 }
 
+/*
+ * Seconds from the window's start until every VM's preferred count stays
+ * within one of its cores of the count it ends the window with: a
+ * convergence time for a policy that keeps stepping around its target.
+ */
+static double
+met_band(const struct met *m, const struct met_window *w)
+{
+	double		 t, p = (double)m->period_us / 1e6, band = 0;
+	size_t		 k, last = SIZE_MAX, i;
+	unsigned int	 n, f, th;
+
+	for (k = 0; k < m->nsamples; k++) {
+		t = k * p;
+		if (t >= w->start_s - 1e-9 && t < w->end_s - 1e-9)
+			last = k;
+	}
+	if (last == SIZE_MAX)
+		return 0;
+	for (k = last + 1; k-- > 0;) {
+		t = k * p;
+		if (t < w->start_s - 1e-9)
+			break;
+		for (i = 0; i < m->nvm; i++) {
+			n = m->series[k * m->nvm + i];
+			f = m->series[last * m->nvm + i];
+			th = m->sc->vms[i].threads;
+			if (n > f + th || f > n + th)
+				return band;
+		}
+		band = t - w->start_s;
+	}
+	return band;
+}
+
 void
 met_summary(const struct met *m, struct met_summary *s)
 {
@@ -161,6 +196,7 @@ met_summary(const struct met *m, struct met_summary *s)
 			}
 		}
 		steady_s += (w->end_s - w->start_s) / 2;
+		w->band_s = met_band(m, w);
 	}
 	s->steady_changes_per_min = steady_s > 0 ? steady / (steady_s / 60) : 0;
 	s->win = m->win;

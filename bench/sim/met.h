@@ -19,6 +19,8 @@ struct met_window {
 	double		end_s;
 	double		settle_s;	/* last set change in it, from start */
 	bool		converged;	/* no change in its second half */
+	double		band_s;		/* from start until every VM stays
+					   within one core of its final set */
 	unsigned int	changes;
 };
 
