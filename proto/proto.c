@@ -775,7 +775,7 @@ parse_object(const char *line, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	for (off = end; off < len; off++) {
-		if (strchr(" \t\r\n", line[off]) == NULL) {
+		if (memchr(" \t\r\n", line[off], 4) == NULL) {
 			seterr(err, errlen, "line: trailing bytes after the "
 			    "object at offset %zu", off);
 			json_object_put(root);
