@@ -202,6 +202,19 @@ policy_word_mask(unsigned int n, unsigned int w)
 	return top >= 64 ? UINT64_MAX : (UINT64_C(1) << top) - 1;
 }
 
+/* vCPUs in a & b & c over the first nw words; c may be NULL. */
+static unsigned int
+policy_count3(const uint64_t *a, const uint64_t *b, const uint64_t *c,
+    unsigned int nw)
+{
+	unsigned int	w, n = 0;
+
+	for (w = 0; w < nw; w++)
+		n += (unsigned int)__builtin_popcountll(a[w] & b[w] &
+		    (c != NULL ? c[w] : UINT64_MAX));
+	return n;
+}
+
 /* Check one VM; 0, or -1 with err naming the VM and the field. */
 static int
 policy_check_vm(const struct policy_vm *vm, size_t i, char *err,
@@ -387,7 +400,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 {
 	const struct policy_state *st = vm->state;
 	unsigned int	 k, w, c, nus, core0 = POLICY_NOCPU;
-	double		 sample, busy;
+	double		 sample;
 
 	p->nw = policy_words(vm->nvcpus);
 	p->nonline = 0;
@@ -399,11 +412,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 
 	nus = 0;
 	for (k = 0; k < vm->ncores; k++) {
-		c = 0;
-		for (w = 0; w < p->nw; w++)
-			c += (unsigned int)__builtin_popcountll(
-			    vm->cores[k].bits[w] & p->on[w]);
-		if (c == 0)
+		if (policy_count3(vm->cores[k].bits, p->on, NULL, p->nw) == 0)
 			continue;
 		usable[nus++] = k;
 		/* vCPU 0 is in at most one core: cores do not overlap. */
@@ -419,13 +428,9 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	p->nusable = nus;
 	policy_order_cores(vm, usable, nus, core0, p->order, pairs, grp);
 	p->cum[0] = 0;
-	for (k = 0; k < nus; k++) {
-		c = 0;
-		for (w = 0; w < p->nw; w++)
-			c += (unsigned int)__builtin_popcountll(
-			    vm->cores[p->order[k]].bits[w] & p->on[w]);
-		p->cum[k + 1] = p->cum[k] + c;
-	}
+	for (k = 0; k < nus; k++)
+		p->cum[k + 1] = p->cum[k] + policy_count3(
+		    vm->cores[p->order[k]].bits, p->on, NULL, p->nw);
 
 	/* Cores preferred now: before any decision, all of them. */
 	p->cur_k = nus;
@@ -434,11 +439,8 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 		unsigned int	ck = 0, cv = 0;
 
 		for (k = 0; k < nus; k++) {
-			c = 0;
-			for (w = 0; w < p->nw; w++)
-				c += (unsigned int)__builtin_popcountll(
-				    vm->cores[p->order[k]].bits[w] &
-				    p->on[w] & st->preferred.bits[w]);
+			c = policy_count3(vm->cores[p->order[k]].bits, p->on,
+			    st->preferred.bits, p->nw);
 			if (c != 0)
 				ck++;
 			cv += c;
@@ -455,8 +457,8 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 		sample = p->nonline;
 	p->demand = st->init ? cfg->ewma_alpha * sample +
 	    (1 - cfg->ewma_alpha) * st->demand : sample;
-	busy = vm->run_cpus;
-	p->saturated = busy >= cfg->saturation * p->cur_vcpus - POLICY_EPS;
+	p->saturated = vm->run_cpus >=
+	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
 
 	if (vm->mode == POLICY_MODE_OFF)
 		p->kind = PVM_OFF;
@@ -739,7 +741,7 @@ policy_decide_domain(const struct policy_config *cfg,
     const unsigned int *idx, struct wf_item *it, struct wf_event *ev,
     unsigned int *cand)
 {
-	unsigned int	 j, na = 0, nc = 0, i;
+	unsigned int	 j, na, nc = 0, i;
 	double		 notsteered = 0, all;
 	bool		 hinted = false;
 	long		 used;
@@ -780,10 +782,9 @@ policy_decide_domain(const struct policy_config *cfg,
 				p->claim = all;
 			if (vm->hint_runnable >= 0)
 				hinted = true;
-			na++;
 			break;
 		case PVM_FIXED:
-			/* counted is set by the caller from the fixed set. */
+			/* counted was set from its fixed set in prep. */
 			notsteered += p->counted;
 			break;
 		case PVM_UNSTEERED:
