@@ -78,6 +78,7 @@ class Hostd:
         self.sock = os.path.join(self.dir, 'run', 'prefcpu', 'hostd.sock')
         self.counters = {}   # tid -> [run_ns, delay_ns, rate_run, rate_delay]
         self.ticks = 0
+        self.clean_exit = False
 
     # --- the synthetic host -------------------------------------------
     def _write(self, rel, text):
@@ -208,13 +209,23 @@ class Hostd:
         self.stop.set()
         if self.thread:
             self.thread.join()
+        self.exit_code = None
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.exit_code = self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if self.proc:
+            # Sanitizer reports (an ASan build) and crashes end up here.
+            text = self.logtext()
+            self.clean_exit = self.exit_code == 0 and \
+                'Sanitizer' not in text and 'runtime error:' not in text
+            if not self.clean_exit:
+                print('prefcpu-hostd exit %r; log tail:\n%s' % (
+                    self.exit_code, text[-4000:]))
+            self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def __enter__(self):

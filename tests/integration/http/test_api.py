@@ -235,6 +235,7 @@ def main():
         t.check(os.path.exists(d.sock), 'the running daemon kept its socket')
         t.eq(oct(os.stat(d.sock).st_mode & 0o777), '0o660', 'socket mode')
     t.check(not os.path.exists(d.sock), 'socket removed at exit')
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
     t.done()
 
 

@@ -115,6 +115,7 @@ def main():
         t.check(p.returncode == 0 and os.path.getsize(shot) > 10000,
                 'screenshot saved')
         print('screenshot: ' + shot)
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
     t.done()
 
 

@@ -128,6 +128,7 @@ def main():
                 d.get('/api/v1/domains/db')['decision']['share']))
         t.check(after > before, 'the daemon decided on the new weight: '
                 'share %.2f -> %.2f' % (before, after))
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
     t.done()
 
 

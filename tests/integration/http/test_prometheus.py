@@ -91,6 +91,7 @@ def main():
                 p.kill()
                 p.wait()
             log.close()
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
     t.done()
 
 
