@@ -693,6 +693,13 @@ START_TEST(test_domains)
 	ck_assert_uint_eq(pref(b, 1), 2);
 	for (i = 2; i < 5; i++)
 		ck_assert_uint_eq(pref(b, i), 4);
+
+	/* A VM with no usable pCPU named may run anywhere: one domain. */
+	cpuset_zero(&b->v[4]->vm.pcpus);
+	cpuset_set(&b->v[4]->vm.pcpus, 100);
+	tbed_step(b);
+	ck_assert_uint_eq(b->sum.ndomains, 1);
+	ck_assert_double_eq_tol(b->out[0].capacity, 8, 1e-9);
 	tbed_free(b);
 }
 END_TEST
