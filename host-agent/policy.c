@@ -468,6 +468,14 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->kind = PVM_FIXED;
 	else
 		p->kind = PVM_AUTO;
+
+	/* Unsteered VMs count at their demand, fixed ones within their set. */
+	p->counted = p->demand < p->nonline ? p->demand : p->nonline;
+	if (p->kind == PVM_FIXED) {
+		p->nfixed = policy_count3(vm->fixed.bits, p->on, NULL, p->nw);
+		if (p->nfixed != 0 && p->counted > p->nfixed)
+			p->counted = p->nfixed;
+	}
 	return 0;
 }
 
@@ -784,13 +792,8 @@ policy_decide_domain(const struct policy_config *cfg,
 				hinted = true;
 			break;
 		case PVM_FIXED:
-			/* counted was set from its fixed set in prep. */
-			notsteered += p->counted;
-			break;
 		case PVM_UNSTEERED:
 		case PVM_OFF:
-			p->counted = p->demand < p->nonline ? p->demand :
-			    p->nonline;
 			notsteered += p->counted;
 			break;
 		}
@@ -1130,22 +1133,6 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		if (policy_prep_vm(cfg, &vms[i], i, p, usable, pairs, grp,
 		    err, errlen) == -1)
 			goto out;
-		if (p->kind == PVM_FIXED) {
-			struct cpuset	 fx;
-			unsigned int	 w, c = 0;
-
-			cpuset_zero(&fx);
-			for (w = 0; w < p->nw; w++) {
-				fx.bits[w] = vms[i].fixed.bits[w] & p->on[w];
-				c += (unsigned int)__builtin_popcountll(
-				    fx.bits[w]);
-			}
-			p->nfixed = c;
-			p->counted = c == 0 ? p->demand :
-			    p->demand < c ? p->demand : c;
-			if (p->counted > p->nonline)
-				p->counted = p->nonline;
-		}
 	}
 
 	ndom = policy_domains(host, vms, n, pv, &doms);
