@@ -168,20 +168,27 @@ hostd_log_period(struct hostd *d)
 	    hs->vm_run_cpus, hs->vm_delay_cpus, hs->nonvm_cpus, hs->capacity,
 	    hs->psi_some_avg10);
 	HOST_FOREACH_VM(vm, d->host) {
-		double		busiest = 0;
+		const struct vm_thread *t, *busiest = NULL;
 		unsigned int	i;
 
+		/* Busiest by demand: run plus waiting to run. */
 		for (i = 0; i < vm->info.nvcpus; i++) {
-			if (vm->thread[i].run_cpus > busiest)
-				busiest = vm->thread[i].run_cpus;
+			t = &vm->thread[i];
+			if (busiest == NULL || t->run_cpus + t->delay_cpus >
+			    busiest->run_cpus + busiest->delay_cpus)
+				busiest = t;
 		}
+		if (busiest == NULL)
+			continue;
 		str_escape(name, sizeof(name), vm->info.name,
 		    strlen(vm->info.name));
-		log_debug("domain %s: run %.3f delay %.3f CPUs, busiest vCPU "
-		    "%.3f, %u threads (%s), %u gone, preferred %u/%u vCPUs",
-		    name, vm->sample.run_cpus, vm->sample.delay_cpus, busiest,
-		    vm->sample.threads, vm_tid_source_name(vm->tid_source),
-		    vm->sample.gone, vm->decided ? vm->decision.vcpus : 0,
+		log_debug("domain %s: run %.3f delay %.3f CPUs, busiest vCPU %u "
+		    "run %.3f delay %.3f, %u threads (%s), %u gone, preferred "
+		    "%u/%u vCPUs", name, vm->sample.run_cpus,
+		    vm->sample.delay_cpus, (unsigned int)(busiest - vm->thread),
+		    busiest->run_cpus, busiest->delay_cpus, vm->sample.threads,
+		    vm_tid_source_name(vm->tid_source), vm->sample.gone,
+		    vm->decided ? vm->decision.vcpus : 0,
 		    cpuset_count(&vm->info.online));
 	}
 }
