@@ -5,6 +5,21 @@
  * to whole guest cores, then damp the moves so that steady input gives
  * steady output.  No I/O and no clock: the caller passes the time in.
  *
+ * Choices the design leaves open, and why:
+ * - The floors (one core, min-cores) are lower bounds inside the
+ *   water-fill, so the others share what the floors leave; only when the
+ *   floors alone exceed the capacity is the domain over capacity.
+ * - A VM's claim is at least the whole cores that keep its demand below
+ *   the saturation level: a smaller claim would leave it saturated after
+ *   the shrink, claiming all its vCPUs the next period (a flip-flop).
+ * - The hint bound is the share the VM would get if every steered VM of
+ *   its domain claimed all its vCPUs: what a busy honest VM can count on.
+ * - A shrink deferred by persistence or dwell keeps the old cores and may
+ *   exceed the capacity for that long (shrinking is slow on purpose); a
+ *   dead-band hold of a shrink is made only within the capacity.
+ * - max-cores applies with or without contention.
+ * - A VM whose pCPUs miss the host's may run anywhere: all host pCPUs.
+ *
  * Cost: linear in the VMs, their cores and the host's pCPUs, plus a sort of
  * each domain's VMs.  Sets of vCPUs are walked only over the words that can
  * hold a vCPU id (nvcpus), never over all CPUSET_WORDS, except once per core
