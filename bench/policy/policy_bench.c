@@ -58,8 +58,8 @@ bench_build(struct bench_host *h, unsigned int nvm, unsigned int nvcpus)
 	ncores = nvcpus / h->smt;
 	/* 2x over-commit, within the cpuset's range. */
 	h->npcpus = nvm * nvcpus / 2;
-	if (h->npcpus > 1024)
-		h->npcpus = 1024;
+	if (h->npcpus > CPUSET_MAX)
+		h->npcpus = CPUSET_MAX;
 	cpuset_zero(&host);
 	cpuset_set_range(&host, 0, h->npcpus - 1);
 
