@@ -50,7 +50,15 @@ START_TEST(test_defaults)
 	hconf_params(&c, &p);
 	ck_assert_uint_eq(p.history, c.history);
 	ck_assert(p.policy.ewma_alpha == c.ewma_alpha);
-	ck_assert_uint_eq(p.policy.dwell_ms, 3000);
+	/* The table's [policy] defaults are the engine's own. */
+	struct policy_config	pd;
+	policy_config_default(&pd);
+	ck_assert(p.policy.ewma_alpha == pd.ewma_alpha);
+	ck_assert(p.policy.headroom == pd.headroom);
+	ck_assert(p.policy.dead_band == pd.dead_band);
+	ck_assert_uint_eq(p.policy.dwell_ms, pd.dwell_ms);
+	ck_assert_uint_eq(p.policy.shrink_after, pd.shrink_after);
+	ck_assert(p.policy.saturation == pd.saturation);
 }
 END_TEST
 
