@@ -378,6 +378,42 @@ cg_value_set(const char *text, const struct cpuset *online,
 		*set = *online;
 }
 
+/*
+ * Write a cgroup's cpuset.cpus.  An empty value ("inherit", how a cgroup
+ * starts) cannot be written back while the cgroup holds tasks (ENOSPC):
+ * the parent's effective CPUs, which is what "" gave, are written instead.
+ */
+static int
+cg_write(const struct cg *g, const char *text)
+{
+	char	*path, *parent, *slash, buf[CG_VALUE];
+	int	 rc, saved;
+
+	xasprintf(&path, "%s/cpuset.cpus", g->dir);
+	rc = be_write(path, text);
+	free(path);
+	if (rc == 0 || *text != '\0' || errno != ENOSPC)
+		return rc;
+	saved = errno;
+	parent = xstrdup(g->dir);
+	if ((slash = strrchr(parent, '/')) != NULL)
+		*slash = '\0';
+	xasprintf(&path, "%s/cpuset.cpus.effective", parent);
+	if (be_read(path, buf, sizeof(buf)) == 0 && *buf != '\0') {
+		free(path);
+		xasprintf(&path, "%s/cpuset.cpus", g->dir);
+		if ((rc = be_write(path, buf)) == 0)
+			log_info("cgroup /%s holds tasks, so its cpuset.cpus "
+			    "is the parent's %s, not empty", g->rel, buf);
+	} else {
+		rc = -1;
+		errno = saved;
+	}
+	free(path);
+	free(parent);
+	return rc;
+}
+
 static int
 cg_step_cmp_up(const void *a, const void *b, void *arg)
 {
@@ -425,7 +461,7 @@ be_cpuset_write_all(struct be_cpuset *c, char *const *want, bool rollback,
 	size_t		 nsteps = 0, nundo = 0, i;
 	bool		 narrow = true, widen = true;
 	char		 names[256] = "", failed[256] = "", cause[128] = "";
-	char		*path, *text;
+	char		*text;
 	int		 rc = 0;
 
 	if (facts_online(&online, c->conf, err, errlen) == -1)
@@ -463,8 +499,7 @@ be_cpuset_write_all(struct be_cpuset *c, char *const *want, bool rollback,
 
 		if (strcmp(g->cur, steps[i].text) == 0)
 			continue;
-		xasprintf(&path, "%s/cpuset.cpus", g->dir);
-		if (be_write(path, steps[i].text) == 0) {
+		if (cg_write(g, steps[i].text) == 0) {
 			undo[nundo].idx = steps[i].idx;
 			undo[nundo++].text = g->cur;
 			g->cur = xstrdup(steps[i].text);
@@ -476,21 +511,18 @@ be_cpuset_write_all(struct be_cpuset *c, char *const *want, bool rollback,
 			cg_append_name(failed, sizeof(failed), g->rel);
 			rc = -1;
 			if (rollback) {
-				free(path);
 				snprintf(err, errlen, "cgroup /%s: "
 				    "cpuset.cpus: %s", g->rel, cause);
 				break;
 			}
 		}
-		free(path);
 	}
 	if (rc == -1 && rollback) {
 		while (nundo > 0) {
 			struct cg_step	*s = &undo[--nundo];
 			struct cg	*g = &c->cgs[s->idx];
 
-			xasprintf(&path, "%s/cpuset.cpus", g->dir);
-			if (be_write(path, s->text) == 0) {
+			if (cg_write(g, s->text) == 0) {
 				free(g->cur);
 				g->cur = s->text;
 				cg_append_name(names, sizeof(names), g->rel);
@@ -499,7 +531,6 @@ be_cpuset_write_all(struct be_cpuset *c, char *const *want, bool rollback,
 				    g->rel, s->text);
 				free(s->text);
 			}
-			free(path);
 		}
 		if (*names != '\0') {
 			text = xstrdup(err);
@@ -608,11 +639,16 @@ be_cpuset_restore(void *arg, char *err, size_t errlen)
 		want[i] = c->cgs[i].orig;
 	rc = be_cpuset_write_all(c, want, false, err, errlen);
 	free(want);
+	if (rc == 0)
+		be_cpuset_disable(c, 0);
+	/*
+	 * After the controller is gone too: before 6.2, moving the tasks
+	 * back to the root's cpuset resets their affinity once more.
+	 */
 	if (c->aff != NULL)
 		affinity_reapply(c->aff);
 	if (rc == -1)
 		return -1;
-	be_cpuset_disable(c, 0);
 	be_cpuset_forget(c);
 	return 0;
 }
