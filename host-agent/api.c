@@ -1,17 +1,15 @@
 /*
  * JSON views of a snapshot (/api/v1/host, /api/v1/domains[/NAME]).  Every
- * string goes through json-c, which escapes it; guest-supplied text is
- * never interpreted here, only carried.
+ * string goes through the writer's escaping (api_jw.c); guest-supplied
+ * text is never interpreted here, only carried.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "api.h"
-#include "api_json.h"
+#include "api_jw.h"
 #include "util.h"
 
 static const char *const api_agent_names[] = {
@@ -114,236 +112,198 @@ api_vm_delay_pct(const struct api_vm *vm)
 	return 100.0 * vm->delay_cpus / vm->vcpus;
 }
 
-/*
- * A double with a short, stable text form: json-c's default "%.17g" shows
- * binary noise (0.30000000000000004) to operators.  NaN and infinities are
- * not JSON and become null.
- */
-struct json_object *
-api_json_double(double d)
+static void
+api_host_write(struct jw *w, const struct api_host *h)
 {
-	char	buf[32];
-
-	if (!isfinite(d))
-		return NULL;
-	snprintf(buf, sizeof buf, "%.6g", d);
-	return json_object_new_double_s(d, buf);
-}
-
-struct json_object *
-api_json_cpuset(const struct cpuset *set)
-{
-	char	*s = cpuset_to_str(set);
-	struct json_object *o = json_object_new_string(s);
-
-	free(s);
-	return o;
-}
-
-char *
-api_json_finish(struct json_object *o, size_t *len)
-{
-	const char	*s;
-	size_t		 n;
-	char		*out;
-
-	s = json_object_to_json_string_length(o,
-	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	out = xmalloc(n + 2);
-	memcpy(out, s, n);
-	out[n++] = '\n';
-	out[n] = '\0';
-	json_object_put(o);
-	if (len != NULL)
-		*len = n;
-	return out;
-}
-
-#define J_ADD(o, k, v)	json_object_object_add_ex((o), (k), (v), \
-	    JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_KEY_IS_CONSTANT)
-
-static struct json_object *
-api_host_object(const struct api_host *h)
-{
-	struct json_object	*o = json_object_new_object();
-	double			 oc;
-
-	J_ADD(o, "hostname", json_object_new_string(h->hostname));
-	J_ADD(o, "mode", json_object_new_string(h->mode));
-	J_ADD(o, "period_ms", json_object_new_uint64(h->period_ms));
-	J_ADD(o, "period_seq", json_object_new_uint64(h->period_seq));
-	J_ADD(o, "time_ms", json_object_new_uint64(h->time_ms));
-	J_ADD(o, "start_ms", json_object_new_uint64(h->start_ms));
-	J_ADD(o, "pcpus", json_object_new_uint64(h->pcpus));
-	J_ADD(o, "usable_pcpus", api_json_cpuset(&h->usable));
-	J_ADD(o, "capacity", api_json_double(h->capacity));
-	J_ADD(o, "nonvm_cpus", api_json_double(h->nonvm_cpus));
-	J_ADD(o, "demand", api_json_double(h->demand));
-	J_ADD(o, "vcpus", json_object_new_uint64(h->vcpus));
-	J_ADD(o, "preferred_vcpus", json_object_new_uint64(h->preferred));
+	jw_obj(w, NULL);
+	jw_str(w, "hostname", h->hostname);
+	jw_str(w, "mode", h->mode);
+	jw_u64(w, "period_ms", h->period_ms);
+	jw_u64(w, "period_seq", h->period_seq);
+	jw_u64(w, "time_ms", h->time_ms);
+	jw_u64(w, "start_ms", h->start_ms);
+	jw_u64(w, "pcpus", h->pcpus);
+	jw_cpuset(w, "usable_pcpus", &h->usable);
+	jw_dbl(w, "capacity", h->capacity);
+	jw_dbl(w, "nonvm_cpus", h->nonvm_cpus);
+	jw_dbl(w, "demand", h->demand);
+	jw_u64(w, "vcpus", h->vcpus);
+	jw_u64(w, "preferred_vcpus", h->preferred);
 	/* Over-commit: vCPUs per CPU of capacity; null with no capacity. */
-	oc = h->capacity > 0 ? h->vcpus / h->capacity : NAN;
-	J_ADD(o, "overcommit", api_json_double(oc));
-	J_ADD(o, "contention_domains", json_object_new_uint64(h->ndomains));
-	J_ADD(o, "contended", json_object_new_boolean(h->contended));
-	J_ADD(o, "over_capacity", json_object_new_boolean(h->over_capacity));
-	J_ADD(o, "run_s", api_json_double(h->run_s));
-	J_ADD(o, "run_delay_s", api_json_double(h->delay_s));
-	J_ADD(o, "run_delay_cpus", api_json_double(h->delay_cpus));
-	J_ADD(o, "cpu_pressure_some_avg10",
-	    h->has_psi ? api_json_double(h->psi_some_avg10) : NULL);
-	J_ADD(o, "decisions", json_object_new_uint64(h->decisions));
-	J_ADD(o, "protocol_errors", json_object_new_uint64(h->proto_errors));
-	J_ADD(o, "libvirt_connected",
-	    json_object_new_boolean(h->libvirt_connected));
-	return o;
+	jw_dbl(w, "overcommit", h->capacity > 0 ? h->vcpus / h->capacity : NAN);
+	jw_u64(w, "contention_domains", h->ndomains);
+	jw_bool(w, "contended", h->contended);
+	jw_bool(w, "over_capacity", h->over_capacity);
+	jw_dbl(w, "run_s", h->run_s);
+	jw_dbl(w, "run_delay_s", h->delay_s);
+	jw_dbl(w, "run_delay_cpus", h->delay_cpus);
+	jw_dbl(w, "cpu_pressure_some_avg10", h->has_psi ? h->psi_some_avg10 :
+	    NAN);
+	jw_u64(w, "decisions", h->decisions);
+	jw_u64(w, "protocol_errors", h->proto_errors);
+	jw_bool(w, "libvirt_connected", h->libvirt_connected);
+	jw_obj_end(w);
 }
 
 char *
 api_json_host(const struct api_snapshot *s, size_t *len)
 {
-	return api_json_finish(api_host_object(&s->host), len);
+	struct jw	w;
+
+	jw_init(&w);
+	api_host_write(&w, &s->host);
+	return jw_finish(&w, len);
 }
 
-static struct json_object *
-api_policy_object(const struct api_vm *vm)
+static void
+api_policy_write(struct jw *w, const struct api_vm *vm)
 {
-	struct json_object	*o = json_object_new_object();
-	struct json_object	*md = json_object_new_object();
-
-	J_ADD(o, "mode", json_object_new_string(api_mode_name(vm->mode)));
-	J_ADD(o, "weight", json_object_new_uint64(vm->weight));
-	J_ADD(o, "min_cores", json_object_new_uint64(vm->min_cores));
-	J_ADD(o, "max_cores", json_object_new_uint64(vm->max_cores));
-	J_ADD(o, "cpus", vm->mode == POLICY_MODE_FIXED || vm->has_cpus ?
-	    api_json_cpuset(&vm->fixed) : NULL);
-	J_ADD(o, "cpu_shares", json_object_new_uint64(vm->cpu_shares));
+	jw_obj(w, "policy");
+	jw_str(w, "mode", api_mode_name(vm->mode));
+	jw_u64(w, "weight", vm->weight);
+	jw_u64(w, "min_cores", vm->min_cores);
+	jw_u64(w, "max_cores", vm->max_cores);
+	if (vm->mode == POLICY_MODE_FIXED || vm->has_cpus)
+		jw_cpuset(w, "cpus", &vm->fixed);
+	else
+		jw_null(w, "cpus");
+	jw_u64(w, "cpu_shares", vm->cpu_shares);
 	/*
 	 * What the libvirt metadata sets, apart from defaults: prefcpuctl
 	 * merges a change into it so that unnamed attributes stay.
 	 */
-	J_ADD(md, "mode", json_object_new_string(api_mode_name(vm->mode)));
+	jw_obj(w, "metadata");
+	jw_str(w, "mode", api_mode_name(vm->mode));
 	if (vm->has_weight)
-		J_ADD(md, "weight", json_object_new_uint64(vm->weight));
+		jw_u64(w, "weight", vm->weight);
 	if (vm->has_min_cores)
-		J_ADD(md, "min_cores", json_object_new_uint64(vm->min_cores));
+		jw_u64(w, "min_cores", vm->min_cores);
 	if (vm->has_max_cores)
-		J_ADD(md, "max_cores", json_object_new_uint64(vm->max_cores));
+		jw_u64(w, "max_cores", vm->max_cores);
 	if (vm->has_cpus)
-		J_ADD(md, "cpus", api_json_cpuset(&vm->fixed));
-	J_ADD(o, "metadata", md);
-	J_ADD(o, "error", vm->policy_error[0] ?
-	    json_object_new_string(vm->policy_error) : NULL);
-	return o;
+		jw_cpuset(w, "cpus", &vm->fixed);
+	jw_obj_end(w);
+	jw_str(w, "error", vm->policy_error[0] ? vm->policy_error : NULL);
+	jw_obj_end(w);
 }
 
-static struct json_object *
-api_decision_object(const struct api_vm *vm)
+static void
+api_decision_write(struct jw *w, const struct api_vm *vm)
 {
 	const struct policy_decision *d = &vm->decision;
-	struct json_object	*o;
 
-	if (!vm->has_decision)
-		return NULL;
-	o = json_object_new_object();
-	J_ADD(o, "reason",
-	    json_object_new_string(policy_reason_name(d->reason)));
-	J_ADD(o, "why", json_object_new_string(d->why));
-	J_ADD(o, "preferred", api_json_cpuset(&d->preferred));
-	J_ADD(o, "cores", json_object_new_uint64(d->cores));
-	J_ADD(o, "vcpus", json_object_new_uint64(d->vcpus));
-	J_ADD(o, "changed", json_object_new_boolean(d->changed));
-	J_ADD(o, "contention_domain", json_object_new_uint64(d->domain));
-	J_ADD(o, "capacity", api_json_double(d->capacity));
-	J_ADD(o, "demand", api_json_double(d->demand));
-	J_ADD(o, "claim", api_json_double(d->claim));
-	J_ADD(o, "share", api_json_double(d->share));
-	J_ADD(o, "saturated", json_object_new_boolean(d->saturated));
-	J_ADD(o, "contended", json_object_new_boolean(d->contended));
-	J_ADD(o, "decisions", json_object_new_uint64(vm->decisions));
-	return o;
+	if (!vm->has_decision) {
+		jw_null(w, "decision");
+		return;
+	}
+	jw_obj(w, "decision");
+	jw_str(w, "reason", policy_reason_name(d->reason));
+	jw_str(w, "why", d->why);
+	jw_cpuset(w, "preferred", &d->preferred);
+	jw_u64(w, "cores", d->cores);
+	jw_u64(w, "vcpus", d->vcpus);
+	jw_bool(w, "changed", d->changed);
+	jw_u64(w, "contention_domain", d->domain);
+	jw_dbl(w, "capacity", d->capacity);
+	jw_dbl(w, "demand", d->demand);
+	jw_dbl(w, "claim", d->claim);
+	jw_dbl(w, "share", d->share);
+	jw_bool(w, "saturated", d->saturated);
+	jw_bool(w, "contended", d->contended);
+	jw_u64(w, "decisions", vm->decisions);
+	jw_obj_end(w);
 }
 
-static struct json_object *
-api_vm_object(const struct api_vm *vm)
+/* One VM; extra members (period_seq, time_ms) from host when not NULL. */
+static void
+api_vm_write(struct jw *w, const struct api_vm *vm, const struct api_host *h)
 {
-	struct json_object	*o = json_object_new_object();
-	struct json_object	*t, *a, *ag, *u, *r;
+	jw_obj(w, NULL);
+	jw_str(w, "name", vm->name);
+	jw_str(w, "uuid", vm->uuid);
+	jw_u64(w, "vcpus", vm->vcpus);
+	jw_u64(w, "cores", vm->cores);
+	jw_bool(w, "paused", vm->paused);
+	api_policy_write(w, vm);
 
-	J_ADD(o, "name", json_object_new_string(vm->name));
-	J_ADD(o, "uuid", json_object_new_string(vm->uuid));
-	J_ADD(o, "vcpus", json_object_new_uint64(vm->vcpus));
-	J_ADD(o, "cores", json_object_new_uint64(vm->cores));
-	J_ADD(o, "policy", api_policy_object(vm));
+	jw_obj(w, "target");
+	jw_cpuset(w, "preferred", &vm->target);
+	jw_u64(w, "vcpus", cpuset_count(&vm->target));
+	jw_u64(w, "seq", vm->target_seq);
+	jw_obj_end(w);
 
-	t = json_object_new_object();
-	J_ADD(t, "preferred", api_json_cpuset(&vm->target));
-	J_ADD(t, "vcpus", json_object_new_uint64(cpuset_count(&vm->target)));
-	J_ADD(t, "seq", json_object_new_uint64(vm->target_seq));
-	J_ADD(o, "target", t);
-
-	a = json_object_new_object();
-	J_ADD(a, "ok", json_object_new_boolean(vm->acked));
-	J_ADD(a, "seq", json_object_new_uint64(vm->ack_seq));
-	J_ADD(a, "cpus", vm->acked ? api_json_cpuset(&vm->applied) : NULL);
-	J_ADD(a, "vcpus", vm->acked ?
-	    json_object_new_uint64(cpuset_count(&vm->applied)) : NULL);
-	J_ADD(a, "error", vm->ack_error[0] ?
-	    json_object_new_string(vm->ack_error) : NULL);
-	J_ADD(o, "applied", a);
-
-	ag = json_object_new_object();
-	J_ADD(ag, "state", json_object_new_string(
-	    api_agent_state_name(vm->agent)));
-	J_ADD(ag, "agent", json_object_new_string(vm->agent_name));
-	J_ADD(ag, "backend", json_object_new_string(vm->backend));
-	J_ADD(ag, "kernel", json_object_new_string(vm->kernel));
-	J_ADD(ag, "governor", json_object_new_string(vm->governor));
-	J_ADD(ag, "protocol_errors", json_object_new_uint64(vm->proto_errors));
-	r = NULL;
-	if (vm->has_report) {
-		r = json_object_new_object();
-		J_ADD(r, "steal_pct", api_json_double(vm->steal_pct));
-		J_ADD(r, "psi_some_avg10", api_json_double(vm->psi_some_avg10));
-		J_ADD(r, "nr_running", json_object_new_uint64(vm->nr_running));
+	jw_obj(w, "applied");
+	jw_bool(w, "ok", vm->acked);
+	jw_u64(w, "seq", vm->ack_seq);
+	if (vm->acked) {
+		jw_cpuset(w, "cpus", &vm->applied);
+		jw_u64(w, "vcpus", cpuset_count(&vm->applied));
+	} else {
+		jw_null(w, "cpus");
+		jw_null(w, "vcpus");
 	}
-	J_ADD(ag, "report", r);
-	J_ADD(o, "agent", ag);
+	jw_str(w, "error", vm->ack_error[0] ? vm->ack_error : NULL);
+	jw_obj_end(w);
 
-	u = json_object_new_object();
-	J_ADD(u, "run_s", api_json_double(vm->run_s));
-	J_ADD(u, "run_delay_s", api_json_double(vm->delay_s));
-	J_ADD(u, "run_cpus", api_json_double(vm->run_cpus));
-	J_ADD(u, "run_delay_cpus", api_json_double(vm->delay_cpus));
-	J_ADD(u, "run_delay_pct", api_json_double(api_vm_delay_pct(vm)));
-	J_ADD(o, "usage", u);
+	jw_obj(w, "agent");
+	jw_str(w, "state", api_agent_state_name(vm->agent));
+	jw_bool(w, "steerable", vm->steerable);
+	jw_str(w, "agent", vm->agent_name);
+	jw_str(w, "backend", vm->backend);
+	jw_str(w, "kernel", vm->kernel);
+	jw_str(w, "governor", vm->governor);
+	jw_u64(w, "protocol_errors", vm->proto_errors);
+	if (vm->has_report) {
+		jw_obj(w, "report");
+		jw_dbl(w, "steal_pct", vm->steal_pct);
+		jw_dbl(w, "psi_some_avg10", vm->psi_some_avg10);
+		jw_u64(w, "nr_running", vm->nr_running);
+		jw_obj_end(w);
+	} else
+		jw_null(w, "report");
+	jw_obj_end(w);
 
-	J_ADD(o, "decision", api_decision_object(vm));
-	return o;
+	jw_obj(w, "usage");
+	jw_dbl(w, "run_s", vm->run_s);
+	jw_dbl(w, "run_delay_s", vm->delay_s);
+	jw_dbl(w, "run_cpus", vm->run_cpus);
+	jw_dbl(w, "run_delay_cpus", vm->delay_cpus);
+	jw_dbl(w, "run_delay_pct", api_vm_delay_pct(vm));
+	jw_obj_end(w);
+
+	api_decision_write(w, vm);
+	if (h != NULL) {
+		jw_u64(w, "period_seq", h->period_seq);
+		jw_u64(w, "time_ms", h->time_ms);
+	}
+	jw_obj_end(w);
 }
 
 char *
 api_json_domains(const struct api_snapshot *s, size_t *len)
 {
-	struct json_object	*o = json_object_new_object();
-	struct json_object	*arr = json_object_new_array_ext((int)s->nvms);
-	size_t			 i;
+	struct jw	w;
+	size_t		i;
 
-	J_ADD(o, "period_seq", json_object_new_uint64(s->host.period_seq));
-	J_ADD(o, "time_ms", json_object_new_uint64(s->host.time_ms));
+	jw_init(&w);
+	jw_obj(&w, NULL);
+	jw_u64(&w, "period_seq", s->host.period_seq);
+	jw_u64(&w, "time_ms", s->host.time_ms);
+	jw_arr(&w, "domains");
 	for (i = 0; i < s->nvms; i++)
-		json_object_array_add(arr, api_vm_object(&s->vms[i]));
-	J_ADD(o, "domains", arr);
-	return api_json_finish(o, len);
+		api_vm_write(&w, &s->vms[i], NULL);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	return jw_finish(&w, len);
 }
 
 char *
 api_json_domain(const struct api_snapshot *s, const struct api_vm *vm,
     size_t *len)
 {
-	struct json_object	*o = api_vm_object(vm);
+	struct jw	w;
 
-	J_ADD(o, "period_seq", json_object_new_uint64(s->host.period_seq));
-	J_ADD(o, "time_ms", json_object_new_uint64(s->host.time_ms));
-	return api_json_finish(o, len);
+	jw_init(&w);
+	api_vm_write(&w, vm, &s->host);
+	return jw_finish(&w, len);
 }

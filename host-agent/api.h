@@ -136,18 +136,21 @@ char	*api_json_domain(const struct api_snapshot *, const struct api_vm *,
 char	*api_metrics(const struct api_snapshot *, size_t *len);
 
 /*
- * Fill a snapshot from the daemon's model (api_model.c).  Host fields the
- * model does not hold (mode, period, counters kept by the HTTP server) are
- * left for the caller.
+ * Fill a snapshot from the daemon's model (api_model.c): the host, and the
+ * VMs selected by only: NULL every VM, "" none, else the VM with that
+ * name or UUID (then nvms is 0 or 1).  Host totals always cover every VM.
+ * Host fields the model does not hold (period, counters kept by the HTTP
+ * server) are left for the caller.
  */
-void	api_fill(const struct host *, struct api_snapshot *);
+void	api_fill(const struct host *, struct api_snapshot *, const char *only);
 
 /*
  * The model's history as JSON: the periods of the last 'seconds' seconds
- * before the newest, only those with a sequence number above 'since'.
+ * before the newest, only those with a sequence number above 'since', with
+ * the per-VM figures or (vms false) the host's only.
  */
 char	*api_json_history(const struct host *, uint64_t seconds,
-	    uint64_t since, size_t *len);
+	    uint64_t since, bool vms, size_t *len);
 /* The newest 'limit' decision changes, newest first. */
 char	*api_json_decisions(const struct host *, unsigned int limit,
 	    size_t *len);

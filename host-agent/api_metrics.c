@@ -141,20 +141,23 @@ metrics_value(FILE *f, double v)
 static void
 metrics_label(FILE *f, const char *s)
 {
-	for (; *s != '\0'; s++) {
+	size_t	n;
+
+	for (;;) {
+		n = strcspn(s, "\\\"\n");
+		fwrite(s, 1, n, f);
+		s += n;
 		switch (*s) {
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '"':
-			fputs("\\\"", f);
-			break;
+		case '\0':
+			return;
 		case '\n':
 			fputs("\\n", f);
 			break;
 		default:
+			fputc('\\', f);
 			fputc(*s, f);
 		}
+		s++;
 	}
 }
 

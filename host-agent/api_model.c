@@ -1,6 +1,7 @@
 /* Copy what operators see of the daemon's model into a snapshot. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "api.h"
@@ -105,7 +106,7 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
 }
 
 void
-api_fill(const struct host *h, struct api_snapshot *s)
+api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 {
 	const struct host_sample	*hs = host_sample(h);
 	const struct policy_summary	*sum = host_summary(h);
@@ -135,12 +136,17 @@ api_fill(const struct host *h, struct api_snapshot *s)
 	a->decisions = ev != NULL ? ev->seq : 0;
 
 	HOST_FOREACH_VM(vm, h) {
-		struct api_vm *v = api_snapshot_vm(s);
+		unsigned int	vcpus = cpuset_count(&vm->info.online);
+		const struct vm_chan *c = &vm->chan;
 
-		api_fill_vm(h, vm, v);
-		a->vcpus += v->vcpus;
-		a->proto_errors += v->proto_errors;
-		if (v->has_decision && v->decision.contended)
+		a->vcpus += vcpus;
+		a->proto_errors += c->err_decode + c->err_overlong +
+		    c->err_rate + c->err_protocol;
+		if (vm->decided && vm->decision.contended)
 			a->contended = true;
+		if (only == NULL || (only[0] != '\0' && vm->info.name != NULL &&
+		    (strcmp(vm->info.name, only) == 0 ||
+		    strcasecmp(vm->info.uuid, only) == 0)))
+			api_fill_vm(h, vm, api_snapshot_vm(s));
 	}
 }

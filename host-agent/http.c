@@ -32,7 +32,7 @@
 #include <event2/listener.h>
 
 #include "api.h"
-#include "api_json.h"
+#include "api_jw.h"
 #include "api_policy.h"
 #include "http.h"
 #include "http_assets.h"
@@ -56,6 +56,31 @@ struct http_listener {
 	const char		*kind;	/* "unix", "tcp": for logs */
 };
 
+/* Views of the whole model, cached per period. */
+enum http_view {
+	HTTP_V_HOST,
+	HTTP_V_DOMAINS,
+	HTTP_V_METRICS,
+	HTTP_NVIEWS,
+};
+
+struct http_cache {
+	uint64_t	 seq;	/* host_periods() it was rendered at */
+	char		*body;
+	size_t		 len;
+};
+
+static const struct {
+	char		*(*render)(const struct api_snapshot *, size_t *);
+	const char	*type;
+	const char	*only;	/* api_fill(): "" no VM, NULL all */
+} http_views[HTTP_NVIEWS] = {
+	[HTTP_V_HOST] = { api_json_host, "application/json", "" },
+	[HTTP_V_DOMAINS] = { api_json_domains, "application/json", NULL },
+	[HTTP_V_METRICS] = { api_metrics,
+	    "text/plain; version=0.0.4; charset=utf-8", NULL },
+};
+
 struct http_server {
 	struct event_base	*base;
 	struct host		*host;
@@ -69,12 +94,20 @@ struct http_server {
 	unsigned int		 port;
 	struct api_snapshot	 snap;	/* scratch, refilled per request */
 	/*
-	 * Host-wide run and run-delay counters: the per-VM ones vanish with
-	 * their VM, so the host's are summed here, period by period.
+	 * Host-wide counters: the per-VM ones vanish with their VM, so the
+	 * host's are summed here, period by period.
 	 */
 	struct event		*tick;
 	uint64_t		 seen_periods;
 	double			 run_s, delay_s;
+	uint64_t		 proto_seen;	/* sum over VMs at the last tick */
+	uint64_t		 proto_total;
+	/*
+	 * The big views rendered once per period: Prometheus, dashboards and
+	 * prefcpuctl top all poll every period, and with many VMs rendering
+	 * costs far more than copying.
+	 */
+	struct http_cache	 cache[HTTP_NVIEWS];
 };
 
 /* One request being answered. */
@@ -166,28 +199,30 @@ http_json(struct http_ctx *c, int status, char *body, size_t len)
 static void http_error(struct http_ctx *, int, const char *, ...)
     LOG_PRINTF(3, 4);
 
-/* A JSON error; the text may hold client bytes: json-c escapes them. */
+/* A JSON error; the text may hold client bytes: the writer escapes them. */
 static void
 http_error(struct http_ctx *c, int status, const char *fmt, ...)
 {
-	struct json_object	*o;
-	char			 msg[512], *body;
-	size_t			 n;
-	va_list			 ap;
+	struct jw	 w;
+	char		 msg[512], *body;
+	size_t		 n;
+	va_list		 ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	o = json_object_new_object();
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	json_object_object_add(o, "status", json_object_new_int(status));
-	body = api_json_finish(o, &n);
+	jw_init(&w);
+	jw_obj(&w, NULL);
+	jw_str(&w, "error", msg);
+	jw_int(&w, "status", status);
+	jw_obj_end(&w);
+	body = jw_finish(&w, &n);
 	http_json(c, status, body, n);
 }
 
 /* Fill the scratch snapshot; 503 and -1 before the first period. */
 static int
-http_fill(struct http_ctx *c)
+http_fill(struct http_ctx *c, const char *only)
 {
 	struct http_server	*srv = c->srv;
 
@@ -196,14 +231,44 @@ http_fill(struct http_ctx *c)
 		return -1;
 	}
 	api_snapshot_reset(&srv->snap);
-	api_fill(srv->host, &srv->snap);
+	api_fill(srv->host, &srv->snap, only);
 	srv->snap.host.period_ms = srv->period_ms;
 	srv->snap.host.run_s = srv->run_s;
 	srv->snap.host.delay_s = srv->delay_s;
+	srv->snap.host.proto_errors = srv->proto_total;
 	srv->snap.host.start_ms = srv->start_ms;
 	srv->snap.host.libvirt_connected = srv->virt != NULL &&
 	    virt_connected(srv->virt);
 	return 0;
+}
+
+/* A whole-model view, rendered at most once per period. */
+static void
+http_view(struct http_ctx *c, enum http_view v)
+{
+	struct http_server	*srv = c->srv;
+	struct http_cache	*k = &srv->cache[v];
+	uint64_t		 seq = host_periods(srv->host);
+	struct evkeyvalq	*h;
+
+	if (k->body == NULL || k->seq != seq) {
+		if (http_fill(c, http_views[v].only) != 0)
+			return;
+		free(k->body);
+		k->body = http_views[v].render(&srv->snap, &k->len);
+		k->seq = seq;
+	}
+	h = evhttp_request_get_output_headers(c->req);
+	evhttp_add_header(h, "Content-Type", http_views[v].type);
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	/* A copy: the cache may change while a slow client still reads. */
+	if (evbuffer_add(evhttp_request_get_output_buffer(c->req), k->body,
+	    k->len) != 0) {
+		http_error(c, 500, "out of memory");
+		return;
+	}
+	evhttp_send_reply(c->req, 200, NULL, NULL);
 }
 
 static const struct http_asset *
@@ -250,42 +315,28 @@ http_h_asset(struct http_ctx *c)
 static void
 http_h_host(struct http_ctx *c)
 {
-	size_t	 len;
-	char	*body;
-
-	if (http_fill(c) != 0)
-		return;
-	body = api_json_host(&c->srv->snap, &len);
-	http_json(c, 200, body, len);
+	http_view(c, HTTP_V_HOST);
 }
 
 static void
 http_h_domains(struct http_ctx *c)
 {
-	size_t	 len;
-	char	*body;
-
-	if (http_fill(c) != 0)
-		return;
-	body = api_json_domains(&c->srv->snap, &len);
-	http_json(c, 200, body, len);
+	http_view(c, HTTP_V_DOMAINS);
 }
 
 static void
 http_h_domain(struct http_ctx *c)
 {
-	const struct api_vm	*vm;
-	size_t			 len;
-	char			*body;
+	size_t	 len;
+	char	*body;
 
-	if (http_fill(c) != 0)
+	if (http_fill(c, c->arg) != 0)
 		return;
-	vm = api_snapshot_find(&c->srv->snap, c->arg);
-	if (vm == NULL) {
+	if (c->srv->snap.nvms == 0) {
 		http_error(c, 404, "no running domain named %s", c->arg);
 		return;
 	}
-	body = api_json_domain(&c->srv->snap, vm, &len);
+	body = api_json_domain(&c->srv->snap, &c->srv->snap.vms[0], &len);
 	http_json(c, 200, body, len);
 }
 
@@ -295,7 +346,7 @@ http_h_policy(struct http_ctx *c)
 	struct http_server	*srv = c->srv;
 	struct evbuffer		*in = evhttp_request_get_input_buffer(c->req);
 	struct api_policy	 p;
-	struct json_object	*o;
+	struct jw		 w;
 	char			 err[256], esc[API_NAME_MAX * 4], *text, *body;
 	char			*xml;
 	size_t			 len;
@@ -317,13 +368,15 @@ http_h_policy(struct http_ctx *c)
 		return;
 	}
 	xml = api_policy_xml(&p);
-	o = json_object_new_object();
-	json_object_object_add(o, "domain", json_object_new_string(c->arg));
-	json_object_object_add(o, "metadata", json_object_new_string(xml));
+	jw_init(&w);
+	jw_obj(&w, NULL);
+	jw_str(&w, "domain", c->arg);
+	jw_str(&w, "metadata", xml);
+	jw_obj_end(&w);
 	log_notice("domain %s: policy set through the API: %s",
 	    str_escape(esc, sizeof esc, c->arg, strlen(c->arg)), xml);
 	free(xml);
-	body = api_json_finish(o, &len);
+	body = jw_finish(&w, &len);
 	http_json(c, 200, body, len);
 }
 
@@ -347,14 +400,15 @@ http_query_uint(struct http_ctx *c, const char *name, uint64_t min,
 static void
 http_h_history(struct http_ctx *c)
 {
-	uint64_t	 seconds = 3600, since = 0;
+	uint64_t	 seconds = 86400 * 366, since = 0, vms = 1;
 	size_t		 len;
 	char		*body;
 
 	if (http_query_uint(c, "seconds", 1, 86400 * 366, &seconds) != 0 ||
-	    http_query_uint(c, "since", 0, UINT64_MAX / 2, &since) != 0)
+	    http_query_uint(c, "since", 0, UINT64_MAX / 2, &since) != 0 ||
+	    http_query_uint(c, "domains", 0, 1, &vms) != 0)
 		return;
-	body = api_json_history(c->srv->host, seconds, since, &len);
+	body = api_json_history(c->srv->host, seconds, since, vms != 0, &len);
 	http_json(c, 200, body, len);
 }
 
@@ -374,14 +428,7 @@ http_h_decisions(struct http_ctx *c)
 static void
 http_h_metrics(struct http_ctx *c)
 {
-	size_t	 len;
-	char	*body;
-
-	if (http_fill(c) != 0)
-		return;
-	body = api_metrics(&c->srv->snap, &len);
-	http_send(c, 200, "text/plain; version=0.0.4; charset=utf-8", body,
-	    len);
+	http_view(c, HTTP_V_METRICS);
 }
 
 /*
@@ -781,7 +828,8 @@ http_tick(evutil_socket_t fd, short events, void *arg)
 {
 	struct http_server		*srv = arg;
 	const struct host_sample	*hs = host_sample(srv->host);
-	uint64_t			 n = host_periods(srv->host);
+	const struct vm			*vm;
+	uint64_t			 n = host_periods(srv->host), errs = 0;
 
 	if (n > srv->seen_periods && hs->valid) {
 		srv->run_s += hs->vm_run_cpus * hs->period_s *
@@ -790,6 +838,13 @@ http_tick(evutil_socket_t fd, short events, void *arg)
 		    (double)(n - srv->seen_periods);
 	}
 	srv->seen_periods = n;
+	/* A drop of the sum is a VM leaving, not errors going away. */
+	HOST_FOREACH_VM(vm, srv->host)
+		errs += vm->chan.err_decode + vm->chan.err_overlong +
+		    vm->chan.err_rate + vm->chan.err_protocol;
+	if (errs > srv->proto_seen)
+		srv->proto_total += errs - srv->proto_seen;
+	srv->proto_seen = errs;
 	http_tick_arm(srv);
 }
 
@@ -829,6 +884,8 @@ fail:
 void
 http_stop(struct http_server *srv)
 {
+	size_t	i;
+
 	if (srv == NULL)
 		return;
 	if (srv->tick != NULL)
@@ -842,6 +899,8 @@ http_stop(struct http_server *srv)
 			log_warn("unlink %s", srv->sock_path);
 		free(srv->sock_path);
 	}
+	for (i = 0; i < HTTP_NVIEWS; i++)
+		free(srv->cache[i].body);
 	api_snapshot_free(&srv->snap);
 	free(srv);
 }

@@ -5,6 +5,9 @@
 'use strict';
 
 const HISTORY_SECONDS = 600;
+// Beyond this many VMs the per-VM charts would be unreadable (and their
+// history heavy to fetch): the table and the host chart remain.
+const MAX_CHART_VMS = 24;
 const COLORS = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed',
   '#db2777', '#0891b2', '#65a30d', '#9333ea', '#ea580c'];
 
@@ -12,6 +15,7 @@ const state = {
   periodMs: 1000,
   periods: [],        // oldest first, as /api/v1/history returns them
   lastSeq: 0,
+  perVM: true,
   timer: null,
 };
 
@@ -173,6 +177,11 @@ function perVM(field) {
     ({ label: name, color: COLORS[i++ % COLORS.length], points }));
 }
 
+function chartNote(legendId, text) {
+  const legend = document.getElementById(legendId);
+  legend.replaceChildren(el('span', 'note', text));
+}
+
 function renderCharts() {
   const P = state.periods;
   drawChart('chart-host', 'legend-host', [
@@ -183,20 +192,36 @@ function renderCharts() {
     { label: 'preferred vCPUs', color: '#2563eb',
       points: P.map((p) => [p.time_ms, p.preferred_vcpus]) },
   ]);
-  drawChart('chart-preferred', 'legend-preferred', perVM('preferred_vcpus'));
-  drawChart('chart-delay', 'legend-delay', perVM('run_delay_pct'), '%');
+  if (state.perVM) {
+    drawChart('chart-preferred', 'legend-preferred', perVM('preferred_vcpus'));
+    drawChart('chart-delay', 'legend-delay', perVM('run_delay_pct'), '%');
+  } else {
+    const n = P.length ? P[P.length - 1].ndomains : 0;
+    for (const [id, leg] of [['chart-preferred', 'legend-preferred'],
+      ['chart-delay', 'legend-delay']]) {
+      drawChart(id, leg, []);
+      chartNote(leg, n + ' VMs: too many to chart one by one; see the table');
+    }
+  }
 }
 
 async function refresh() {
   const status = document.getElementById('status');
   try {
-    const since = state.lastSeq ? '&since=' + state.lastSeq : '';
-    const [host, vms, hist, dec] = await Promise.all([
+    const [host, vms, dec] = await Promise.all([
       getJSON('/api/v1/host'),
       getJSON('/api/v1/domains'),
-      getJSON('/api/v1/history?seconds=' + HISTORY_SECONDS + since),
       getJSON('/api/v1/decisions?limit=30'),
     ]);
+    const perVM = vms.domains.length <= MAX_CHART_VMS;
+    if (perVM !== state.perVM) {
+      state.perVM = perVM;
+      state.periods = [];
+      state.lastSeq = 0;
+    }
+    const since = state.lastSeq ? '&since=' + state.lastSeq : '';
+    const hist = await getJSON('/api/v1/history?seconds=' + HISTORY_SECONDS +
+      since + (perVM ? '' : '&domains=0'));
     state.periodMs = Math.max(250, host.period_ms || 1000);
     for (const p of hist.periods) {
       if (p.seq > state.lastSeq) { state.periods.push(p); state.lastSeq = p.seq; }

@@ -8,12 +8,19 @@
  * body sizes.  The in-process cost of rendering (no sockets) is printed
  * too, to separate it from transport.
  *
- * usage: bench-http [-n VMS] [-r REQUESTS] [-p PERIODS]
+ * The server renders the big views once per period and then serves a
+ * copy.  With -c the child starts a new period every 100 ms and the parent
+ * waits 150 ms between requests, so that every request pays the rendering
+ * ("cold"); without it the model stands still and every request but the
+ * first is a copy ("warm").
+ *
+ * usage: bench-http [-c] [-n VMS] [-r REQUESTS] [-p PERIODS]
  */
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +36,10 @@
 #include "util.h"
 
 #define BENCH_PCPUS	64
+#define BENCH_COLD_MS	100
+
+static struct host	*bench_host;
+static uint64_t		 bench_now_ms;
 
 static struct host *
 bench_model(unsigned int nvms, unsigned int periods)
@@ -92,6 +103,19 @@ bench_model(unsigned int nvms, unsigned int periods)
 	return h;
 }
 
+/* A new period, for cold requests. */
+static void
+bench_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct vm	*vm;
+
+	HOST_FOREACH_VM(vm, bench_host)
+		vm->sample.run_cpus *= 1.01;
+	bench_now_ms += 1000;
+	if (host_period(bench_host, bench_now_ms) != 0)
+		fatalx("host_period failed");
+}
+
 static size_t
 bench_sink(char *ptr, size_t size, size_t n, void *arg)
 {
@@ -108,7 +132,8 @@ bench_cmp(const void *a, const void *b)
 }
 
 static void
-bench_url(CURL *curl, unsigned int port, const char *path, unsigned int n)
+bench_url(CURL *curl, unsigned int port, const char *path, unsigned int n,
+    bool cold)
 {
 	double		*ms = xcalloc(n, sizeof *ms);
 	char		 url[256];
@@ -122,6 +147,8 @@ bench_url(CURL *curl, unsigned int port, const char *path, unsigned int n)
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, bench_sink);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &bytes);
 	for (i = 0; i < n; i++) {
+		if (cold)
+			usleep(BENCH_COLD_MS * 3 / 2 * 1000);
 		bytes = 0;
 		t0 = time_mono_ns();
 		if (curl_easy_perform(curl) != CURLE_OK)
@@ -150,7 +177,7 @@ bench_render(struct host *h, unsigned int n)
 	for (i = 0; i < n; i++) {
 		t0 = time_mono_ns();
 		api_snapshot_reset(&s);
-		api_fill(h, &s);
+		api_fill(h, &s, NULL);
 		fill += time_mono_ns() - t0;
 		t0 = time_mono_ns();
 		free(api_metrics(&s, &len));
@@ -169,6 +196,8 @@ int
 main(int argc, char **argv)
 {
 	struct event_base	*base;
+	struct event		*tick;
+	struct timeval		 tv = { 0, BENCH_COLD_MS * 1000 };
 	struct http_server	*srv;
 	struct http_conf	 conf;
 	struct host		*h;
@@ -176,11 +205,15 @@ main(int argc, char **argv)
 	char			 err[256];
 	unsigned int		 nvms = 1000, reqs = 50, periods = 60, port;
 	int			 ch, fds[2], status;
+	bool			 cold = false;
 	pid_t			 pid;
 
 	log_init("bench-http", LOGL_WARNING);
-	while ((ch = getopt(argc, argv, "n:r:p:")) != -1) {
+	while ((ch = getopt(argc, argv, "cn:r:p:")) != -1) {
 		switch (ch) {
+		case 'c':
+			cold = true;
+			break;
 		case 'n':
 			nvms = (unsigned int)atoi(optarg);
 			break;
@@ -191,7 +224,7 @@ main(int argc, char **argv)
 			periods = (unsigned int)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: bench-http [-n VMS]"
+			fprintf(stderr, "usage: bench-http [-c] [-n VMS]"
 			    " [-r REQUESTS] [-p PERIODS]\n");
 			return 2;
 		}
@@ -209,6 +242,13 @@ main(int argc, char **argv)
 		bench_render(h, 10);
 		fflush(stdout);
 		base = event_base_new();
+		bench_host = h;
+		bench_now_ms = 1000ULL * (periods + 1);
+		if (cold) {
+			tick = event_new(base, -1, EV_PERSIST, bench_tick, NULL);
+			if (tick == NULL || event_add(tick, &tv) != 0)
+				fatalx("cannot start the period timer");
+		}
 		http_conf_default(&conf);
 		snprintf(conf.listen, sizeof conf.listen, "127.0.0.1:0");
 		conf.socket[0] = '\0';
@@ -226,15 +266,18 @@ main(int argc, char **argv)
 	if (read(fds[0], &port, sizeof port) != sizeof port)
 		fatalx("the server did not start");
 	close(fds[0]);
-	printf("%u VMs, %u periods of history, %u requests per URL\n", nvms,
-	    periods, reqs);
+	printf("%u VMs, %u periods of history, %u requests per URL, %s\n",
+	    nvms, periods, reqs, cold ? "cold (a new period before each)" :
+	    "warm (the same period)");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	curl = curl_easy_init();
-	bench_url(curl, port, "/metrics", reqs);
-	bench_url(curl, port, "/api/v1/domains", reqs);
-	bench_url(curl, port, "/api/v1/host", reqs);
-	bench_url(curl, port, "/api/v1/domains/vm-0500", reqs);
-	bench_url(curl, port, "/api/v1/history?seconds=60", reqs / 5 + 1);
+	bench_url(curl, port, "/metrics", reqs, cold);
+	bench_url(curl, port, "/api/v1/domains", reqs, cold);
+	bench_url(curl, port, "/api/v1/host", reqs, cold);
+	bench_url(curl, port, "/api/v1/domains/vm-0500", reqs, cold);
+	bench_url(curl, port, "/api/v1/history?seconds=60&domains=0", reqs,
+	    cold);
+	bench_url(curl, port, "/api/v1/history?seconds=10", reqs / 5 + 1, cold);
 	curl_easy_cleanup(curl);
 	curl_global_cleanup();
 	kill(pid, SIGTERM);

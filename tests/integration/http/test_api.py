@@ -89,6 +89,9 @@ def main():
                 by['db']['decision']['share'],
                 'weight 300 gets less than weight 1024')
 
+        raw = d.tcp('GET', '/api/v1/domains')[2]
+        t.check(b'<' not in raw and b'>' not in raw,
+                'no markup characters in a JSON body, even from names')
         one = d.get('/api/v1/domains/web')
         t.eq(one['name'], 'web', 'domain by name')
         t.eq(d.get('/api/v1/domains/' + one['uuid'])['name'], 'web',
@@ -109,6 +112,9 @@ def main():
         newer = d.get('/api/v1/history?since=%d' % since)['periods']
         t.check(newer and all(p['seq'] > since for p in newer),
                 'since= returns only newer periods')
+        lean = d.get('/api/v1/history?seconds=2&domains=0')['periods']
+        t.check(lean and all('domains' not in p and p['ndomains'] == 4
+                             for p in lean), 'domains=0: host figures only')
         full = d.get('/api/v1/history')['periods']
         t.check(len(full) >= len(seqs), 'default history is the longest')
         dec = d.get('/api/v1/decisions?limit=3')['decisions']
