@@ -102,6 +102,27 @@ pol_set(struct api_policy *p, enum pol_field f, const char *name,
 	return -1;
 }
 
+/*
+ * json-c's strict mode still takes 'single-quoted' strings, which are not
+ * JSON: refuse a quote outside a double-quoted string.
+ */
+static bool
+pol_single_quotes(const char *s, size_t len)
+{
+	bool	in = false;
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		if (in && s[i] == '\\')
+			i++;
+		else if (s[i] == '"')
+			in = !in;
+		else if (!in && s[i] == '\'')
+			return true;
+	}
+	return false;
+}
+
 int
 api_policy_from_json(const char *text, size_t len, struct api_policy *p,
     char *err, size_t errlen)
@@ -115,6 +136,10 @@ api_policy_from_json(const char *text, size_t len, struct api_policy *p,
 	memset(p, 0, sizeof *p);
 	if (len > INT32_MAX || memchr(text, '\0', len) != NULL) {
 		snprintf(err, errlen, "body is not JSON text");
+		return -1;
+	}
+	if (pol_single_quotes(text, len)) {
+		snprintf(err, errlen, "body is not JSON: single quotes");
 		return -1;
 	}
 	tok = json_tokener_new_ex(POLICY_JSON_DEPTH);

@@ -1,0 +1,340 @@
+/*
+ * Check suites for the API's pure parts: the policy body decoder (client
+ * input), the JSON writer's escaping, the Prometheus text, and the JSON
+ * views of a snapshot, each parsed back.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <json-c/json.h>
+
+#include "api.h"
+#include "api_jw.h"
+#include "api_policy.h"
+
+static int
+decode(const char *text, struct api_policy *p, char *err)
+{
+	return api_policy_from_json(text, strlen(text), p, err, 256);
+}
+
+START_TEST(policy_full)
+{
+	struct api_policy	p;
+	char			err[256], *s;
+
+	ck_assert_int_eq(decode("{\"mode\":\"fixed\",\"weight\":200,"
+	    "\"min_cores\":1,\"max_cores\":4,\"cpus\":\"0-3\"}", &p, err), 0);
+	ck_assert(p.has_mode && p.mode == POLICY_MODE_FIXED);
+	ck_assert(p.has_weight && p.weight == 200);
+	ck_assert(p.has_min_cores && p.min_cores == 1);
+	ck_assert(p.has_max_cores && p.max_cores == 4);
+	ck_assert(p.has_cpus && cpuset_count(&p.cpus) == 4);
+	s = api_policy_xml(&p);
+	ck_assert_str_eq(s, "<policy mode=\"fixed\" weight=\"200\" "
+	    "min-cores=\"1\" max-cores=\"4\" cpus=\"0-3\"/>");
+	free(s);
+	s = api_policy_to_json(&p);
+	ck_assert_str_eq(s, "{\"mode\":\"fixed\",\"weight\":200,"
+	    "\"min_cores\":1,\"max_cores\":4,\"cpus\":\"0-3\"}");
+	free(s);
+}
+END_TEST
+
+START_TEST(policy_partial_and_null)
+{
+	struct api_policy	p;
+	char			err[256], *s;
+
+	ck_assert_int_eq(decode("{\"weight\":7,\"min_cores\":null}", &p, err),
+	    0);
+	ck_assert(p.has_weight && !p.has_mode && !p.has_min_cores);
+	s = api_policy_xml(&p);
+	ck_assert_str_eq(s, "<policy weight=\"7\"/>");
+	free(s);
+	ck_assert_int_eq(decode("{}", &p, err), 0);
+	s = api_policy_xml(&p);
+	ck_assert_str_eq(s, "<policy/>");
+	free(s);
+}
+END_TEST
+
+/* Each bad body, and a word its cause must contain. */
+static const struct {
+	const char	*body;
+	const char	*cause;
+} bad_bodies[] = {
+	{ "", "not one JSON object" },
+	{ "[1]", "not a JSON object" },
+	{ "\"x\"", "not a JSON object" },
+	{ "{\"weight\":1}{}", "not one JSON object" },
+	{ "{\"weight\":1} x", "not one JSON object" },
+	{ "{'weight':1}", "single quotes" },
+	{ "{\"mode\":'off'}", "single quotes" },
+	{ "{\"weight\":0}", "out of range" },
+	{ "{\"weight\":10001}", "out of range" },
+	{ "{\"weight\":-1}", "out of range" },
+	{ "{\"weight\":1.5}", "not an integer" },
+	{ "{\"weight\":\"5\"}", "not an integer" },
+	{ "{\"weight\":NaN}", "" },
+	{ "{\"min_cores\":4097}", "out of range" },
+	{ "{\"mode\":\"sideways\"}", "auto, off or fixed" },
+	{ "{\"mode\":1}", "auto, off or fixed" },
+	{ "{\"mode\":{\"a\":{\"b\":1}}}", "" },
+	{ "{\"cpus\":\"0-3\"}", "only for mode fixed" },
+	{ "{\"mode\":\"fixed\"}", "needs cpus" },
+	{ "{\"mode\":\"fixed\",\"cpus\":\"\"}", "needs cpus" },
+	{ "{\"mode\":\"fixed\",\"cpus\":\"3-1\"}", "cpus" },
+	{ "{\"mode\":\"fixed\",\"cpus\":\"99999\"}", "cpus" },
+	{ "{\"min_cores\":4,\"max_cores\":2}", "above max_cores" },
+	{ "{\"colour\":\"red\"}", "unknown member" },
+};
+
+START_TEST(policy_bad)
+{
+	struct api_policy	p;
+	char			err[256];
+
+	err[0] = '\0';
+	ck_assert_msg(decode(bad_bodies[_i].body, &p, err) == -1,
+	    "accepted %s", bad_bodies[_i].body);
+	ck_assert_msg(strstr(err, bad_bodies[_i].cause) != NULL,
+	    "%s: cause \"%s\" lacks \"%s\"", bad_bodies[_i].body, err,
+	    bad_bodies[_i].cause);
+}
+END_TEST
+
+START_TEST(policy_embedded_nul)
+{
+	struct api_policy	p;
+	char			err[256];
+	const char		body[] = "{\"weight\":1}\0{}";
+
+	ck_assert_int_eq(api_policy_from_json(body, sizeof body - 1, &p, err,
+	    sizeof err), -1);
+}
+END_TEST
+
+/* Write one string with the writer and parse it back with json-c. */
+static char *
+jw_roundtrip(const char *in, char **raw)
+{
+	struct jw		 w;
+	struct json_object	*o, *v;
+	char			*text, *out;
+
+	jw_init(&w);
+	jw_obj(&w, NULL);
+	jw_str(&w, "s", in);
+	jw_obj_end(&w);
+	text = jw_finish(&w, NULL);
+	o = json_tokener_parse(text);
+	ck_assert_msg(o != NULL, "not JSON: %s", text);
+	ck_assert(json_object_object_get_ex(o, "s", &v));
+	out = strdup(json_object_get_string(v));
+	json_object_put(o);
+	*raw = text;
+	return out;
+}
+
+START_TEST(jw_escapes)
+{
+	char	*raw, *out;
+
+	out = jw_roundtrip("a\"b\\c\nd\te\001f</script>&", &raw);
+	ck_assert_str_eq(out, "a\"b\\c\nd\te\001f</script>&");
+	ck_assert_ptr_null(strchr(raw, '<'));
+	ck_assert_ptr_null(strchr(raw, '>'));
+	ck_assert_ptr_null(strchr(raw, '&'));
+	ck_assert_ptr_nonnull(strstr(raw, "\\u0001"));
+	free(raw);
+	free(out);
+
+	/* Valid UTF-8 passes; broken sequences become U+FFFD. */
+	out = jw_roundtrip("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", &raw);
+	ck_assert_str_eq(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	free(raw);
+	free(out);
+	out = jw_roundtrip("a\xff" "b\xc3" "c\xe0\x80\xaf" "d\xed\xa0\x80", &raw);
+	ck_assert_str_eq(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "d"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	free(raw);
+	free(out);
+}
+END_TEST
+
+START_TEST(jw_numbers)
+{
+	struct jw	 w;
+	char		*text;
+
+	jw_init(&w);
+	jw_arr(&w, NULL);
+	jw_dbl(&w, NULL, 0.1 + 0.2);
+	jw_dbl(&w, NULL, NAN);
+	jw_dbl(&w, NULL, INFINITY);
+	jw_u64(&w, NULL, UINT64_MAX);
+	jw_int(&w, NULL, -5);
+	jw_bool(&w, NULL, true);
+	jw_null(&w, NULL);
+	jw_arr_end(&w);
+	text = jw_finish(&w, NULL);
+	ck_assert_str_eq(text,
+	    "[0.3,null,null,18446744073709551615,-5,true,null]\n");
+	free(text);
+}
+END_TEST
+
+static void
+snapshot(struct api_snapshot *s)
+{
+	struct api_vm	*vm;
+
+	api_snapshot_init(s);
+	snprintf(s->host.hostname, sizeof s->host.hostname, "hv1");
+	snprintf(s->host.mode, sizeof s->host.mode, "enforce");
+	s->host.period_ms = 1000;
+	s->host.period_seq = 42;
+	s->host.pcpus = 8;
+	s->host.capacity = 6.5;
+	s->host.vcpus = 12;
+	s->host.delay_s = 12.25;
+	vm = api_snapshot_vm(s);
+	snprintf(vm->name, sizeof vm->name, "web1");
+	snprintf(vm->uuid, sizeof vm->uuid, "u-1");
+	vm->vcpus = 4;
+	vm->weight = 200;
+	vm->has_weight = true;
+	vm->delay_cpus = 1;
+	vm->agent = API_AGENT_FOLLOWING;
+	vm->acked = true;
+	cpuset_set_range(&vm->applied, 0, 1);
+	vm->has_decision = true;
+	vm->decision.vcpus = 2;
+	vm->decision.share = 1.5;
+	snprintf(vm->decision.why, sizeof vm->decision.why, "share 1.5");
+	vm = api_snapshot_vm(s);
+	snprintf(vm->name, sizeof vm->name, "we\"ird\\na\nme");
+	snprintf(vm->uuid, sizeof vm->uuid, "u-2");
+	vm->vcpus = 8;
+	vm->weight = 1024;
+	snprintf(vm->agent_name, sizeof vm->agent_name, "<b>guest</b>");
+}
+
+START_TEST(metrics_text)
+{
+	struct api_snapshot	 s;
+	char			*text;
+	size_t			 len;
+
+	snapshot(&s);
+	text = api_metrics(&s, &len);
+	ck_assert_uint_eq(strlen(text), len);
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_host_pcpus 8\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "\nprefcpu_host_vcpu_run_delay_seconds_total 12.25\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_period_seconds 1\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "# TYPE prefcpu_domain_vcpu_run_delay_seconds_total counter\n"));
+	ck_assert_ptr_nonnull(strstr(text,
+	    "\nprefcpu_domain_weight{domain=\"web1\",uuid=\"u-1\"} 200\n"));
+	/* Label values escape quote, backslash and newline. */
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_domain_vcpus{domain="
+	    "\"we\\\"ird\\\\na\\nme\",uuid=\"u-2\"} 8\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_domain_agent_state{"
+	    "domain=\"web1\",uuid=\"u-1\",state=\"following\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_domain_agent_state{"
+	    "domain=\"web1\",uuid=\"u-1\",state=\"none\"} 0\n"));
+	/* Applied only for a VM whose guest acked. */
+	ck_assert_ptr_nonnull(strstr(text, "\nprefcpu_domain_applied_vcpus{"
+	    "domain=\"web1\",uuid=\"u-1\"} 2\n"));
+	ck_assert_ptr_null(strstr(text, "prefcpu_domain_applied_vcpus{"
+	    "domain=\"we\\\""));
+	free(text);
+	api_snapshot_free(&s);
+}
+END_TEST
+
+START_TEST(json_views)
+{
+	struct api_snapshot	 s;
+	struct json_object	*o, *arr, *vm, *v;
+	char			*text;
+
+	snapshot(&s);
+	text = api_json_domains(&s, NULL);
+	o = json_tokener_parse(text);
+	ck_assert_msg(o != NULL, "not JSON: %s", text);
+	ck_assert(json_object_object_get_ex(o, "domains", &arr));
+	ck_assert_int_eq(json_object_array_length(arr), 2);
+	vm = json_object_array_get_idx(arr, 1);
+	ck_assert(json_object_object_get_ex(vm, "name", &v));
+	ck_assert_str_eq(json_object_get_string(v), "we\"ird\\na\nme");
+	ck_assert(json_object_object_get_ex(vm, "agent", &v));
+	ck_assert(json_object_object_get_ex(v, "agent", &v));
+	ck_assert_str_eq(json_object_get_string(v), "<b>guest</b>");
+	ck_assert(json_object_object_get_ex(vm, "decision", &v));
+	ck_assert(json_object_is_type(v, json_type_null));
+	vm = json_object_array_get_idx(arr, 0);
+	ck_assert(json_object_object_get_ex(vm, "usage", &v));
+	ck_assert(json_object_object_get_ex(v, "run_delay_pct", &v));
+	ck_assert(fabs(json_object_get_double(v) - 25.0) < 1e-9);
+	ck_assert(json_object_object_get_ex(vm, "policy", &v));
+	ck_assert(json_object_object_get_ex(v, "metadata", &v));
+	ck_assert(json_object_object_get_ex(v, "weight", &v));
+	ck_assert_int_eq(json_object_get_int(v), 200);
+	json_object_put(o);
+	free(text);
+
+	text = api_json_host(&s, NULL);
+	o = json_tokener_parse(text);
+	ck_assert(o != NULL);
+	ck_assert(json_object_object_get_ex(o, "overcommit", &v));
+	ck_assert(fabs(json_object_get_double(v) - 12 / 6.5) < 1e-3);
+	ck_assert(json_object_object_get_ex(o, "cpu_pressure_some_avg10", &v));
+	ck_assert(json_object_is_type(v, json_type_null));
+	json_object_put(o);
+	free(text);
+	ck_assert_ptr_nonnull(api_snapshot_find(&s, "u-2"));
+	ck_assert_ptr_null(api_snapshot_find(&s, "nope"));
+	api_snapshot_free(&s);
+}
+END_TEST
+
+static Suite *
+api_suite(void)
+{
+	Suite	*s = suite_create("api");
+	TCase	*tc = tcase_create("policy");
+
+	tcase_add_test(tc, policy_full);
+	tcase_add_test(tc, policy_partial_and_null);
+	tcase_add_loop_test(tc, policy_bad, 0, (int)(sizeof bad_bodies /
+	    sizeof bad_bodies[0]));
+	tcase_add_test(tc, policy_embedded_nul);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("writer");
+	tcase_add_test(tc, jw_escapes);
+	tcase_add_test(tc, jw_numbers);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("views");
+	tcase_add_test(tc, metrics_text);
+	tcase_add_test(tc, json_views);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner	*sr = srunner_create(api_suite());
+	int	 failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
