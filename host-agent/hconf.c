@@ -68,6 +68,7 @@ const struct conf_opt hconf_table[] = {
 	PDBL("saturation", saturation, "0.9", 0.1, 1.0,
 	    "Use of the preferred vCPUs at or above which a VM counts as saturated."),
 	HTTP_CONF_OPTS(struct hconf, http),
+	CHAN_CONF_OPTS(struct hconf, chan),
 };
 const size_t hconf_table_len = nitems(hconf_table);
 
@@ -87,6 +88,8 @@ hconf_check(const struct hconf *c, char *err, size_t errlen)
 		    c->reconnect_max_ms);
 		return -1;
 	}
+	if (chan_conf_check(&c->chan, err, errlen) != 0)
+		return -1;
 	if (c->uri[0] == '\0') {
 		snprintf(err, errlen, "uri: must not be empty");
 		return -1;

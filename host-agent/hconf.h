@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "channel.h"
 #include "conf.h"
 #include "http.h"
 #include "model.h"
@@ -41,6 +42,8 @@ struct hconf {
 	double		saturation;
 	/* [http]: the API, metrics and dashboard (http.h) */
 	struct http_conf http;
+	/* [channel]: the host-guest channels (channel.h) */
+	struct chan_conf chan;
 };
 
 extern const struct conf_opt hconf_table[];

@@ -14,6 +14,7 @@
 
 #include <event2/event.h>
 
+#include "channel.h"
 #include "hconf.h"
 #include "http.h"
 #include "log.h"
@@ -37,6 +38,7 @@ struct hostd {
 	struct sampler		*sampler;
 	struct virt		*virt;
 	struct http_server	*http;		/* API, metrics, dashboard */
+	struct chan_mgr		*chan;		/* host-guest channels */
 	struct event		*ev_period;
 	struct event		*ev_sig[3];
 
@@ -243,6 +245,7 @@ hostd_reload(struct hostd *d)
 	log_set_level((enum log_level)hconf_log_level(&c));
 	hconf_params(&c, &hp);
 	host_set_params(d->host, &hp);
+	chan_mgr_set_conf(d->chan, &c.chan, c.period_ms, c.observe);
 	if (roots) {
 		struct vm *vm;
 		unsigned int i;
@@ -395,6 +398,9 @@ main(int argc, char **argv)
 
 	hconf_params(&d.conf, &hp);
 	d.host = host_new(&hp);
+	/* Before discovery adds VMs: it installs the model's hooks. */
+	d.chan = chan_mgr_new(d.base, d.host, &d.conf.chan, d.conf.period_ms,
+	    d.conf.observe);
 	d.sampler = sampler_new(d.conf.proc_root, d.conf.sys_root,
 	    d.conf.cgroup_root);
 	hostd_virt_params(&d.conf, &vp);
@@ -423,6 +429,9 @@ main(int argc, char **argv)
 	for (i = 0; i < nitems(sigs); i++)
 		event_free(d.ev_sig[i]);
 	event_free(d.ev_period);
+	/* Guests go back to all their CPUs now, not when the lease ends. */
+	chan_mgr_release_all(d.chan, 1000);
+	chan_mgr_free(d.chan);
 	http_stop(d.http);
 	virt_free(d.virt);
 	host_free(d.host);
