@@ -72,6 +72,7 @@ function renderSummary(h) {
 function renderVMs(list) {
   const body = document.querySelector('#vms tbody');
   body.replaceChildren();
+  body.dataset.period = list.period_seq;
   for (const d of list.domains) {
     const tr = el('tr');
     tr.dataset.uuid = d.uuid;

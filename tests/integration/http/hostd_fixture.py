@@ -54,6 +54,88 @@ def free_port():
     return port
 
 
+class FakeGuest(threading.Thread):
+    """A guest agent at the far end of a domain's org.prefcpu.0 channel.
+
+    It listens on the channel's socket as QEMU does, answers the daemon's
+    hello with the texts given (a guest may send anything there), acks
+    every target with what it asked for, and reports now and then."""
+
+    def __init__(self, path, vcpus, agent, kernel):
+        super().__init__(daemon=True)
+        self.path = path
+        self.vcpus = vcpus
+        self.agent = agent
+        self.kernel = kernel
+        self.stop = threading.Event()
+        self.targets = 0
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(1)
+        self.sock.settimeout(0.2)
+
+    def _send(self, conn, msg):
+        msg['v'] = 1
+        conn.sendall(json.dumps(msg).encode() + b'\n')
+
+    def _serve(self, conn):
+        conn.settimeout(0.2)
+        buf = b''
+        last_report = 0
+        while not self.stop.is_set():
+            try:
+                data = conn.recv(4096)
+                if not data:
+                    return
+                buf += data
+            except socket.timeout:
+                pass
+            while b'\n' in buf:
+                line, buf = buf.split(b'\n', 1)
+                if not line.strip():
+                    continue
+                m = json.loads(line)
+                if m['type'] == 'hello':
+                    self._send(conn, {
+                        'type': 'hello', 'session': m['session'],
+                        'agent': self.agent,
+                        'online': '0-%d' % (self.vcpus - 1),
+                        'cores': [str(i) for i in range(self.vcpus)],
+                        'backend': 'cpuset', 'backends': ['cpuset'],
+                        'kernel': self.kernel})
+                elif m['type'] == 'target':
+                    self.targets += 1
+                    self._send(conn, {'type': 'ack', 'seq': m['seq'],
+                                      'ok': True,
+                                      'applied': m['preferred']})
+                elif m['type'] == 'ping':
+                    self._send(conn, {'type': 'pong', 'seq': m['seq']})
+            if time.monotonic() - last_report > 1:
+                last_report = time.monotonic()
+                self._send(conn, {'type': 'report',
+                                  'online': '0-%d' % (self.vcpus - 1),
+                                  'steal_pct': 12.5, 'psi_some_avg10': 3.0,
+                                  'nr_running': 5})
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            try:
+                self._serve(conn)
+            except (OSError, ValueError):
+                pass
+            finally:
+                conn.close()
+
+    def close(self):
+        self.stop.set()
+        self.join()
+        self.sock.close()
+
+
 class UnixHTTPConnection(http.client.HTTPConnection):
     def __init__(self, path, timeout=10):
         super().__init__('localhost', timeout=timeout)
@@ -66,8 +148,13 @@ class UnixHTTPConnection(http.client.HTTPConnection):
 
 
 class Hostd:
-    def __init__(self, domains=DEFAULT_DOMAINS, period_ms=300, observe=True):
+    def __init__(self, domains=DEFAULT_DOMAINS, period_ms=300, observe=True,
+                 agents=None):
+        """agents: {domain name: (agent text, kernel text)} for the VMs
+        that get a fake guest agent on their channel."""
         self.domains = domains
+        self.agents = agents or {}
+        self.guests = []
         self.period_ms = period_ms
         self.observe = observe
         self.dir = tempfile.mkdtemp(prefix='prefcpu-http-')
@@ -108,12 +195,21 @@ class Hostd:
                                 for k, v in pol.items())
                 meta = ('<metadata><prefcpu:policy xmlns:prefcpu="%s"%s/>'
                         '</metadata>' % (POLICY_NS, attrs))
+            chan = ''
+            if name in self.agents:
+                path = os.path.join(self.dir, 'chan%d.sock' % i)
+                chan = ('<devices><channel type="unix"><source mode="bind" '
+                        'path=%s/><target type="virtio" '
+                        'name="org.prefcpu.0"/></channel></devices>'
+                        % quoteattr(path))
+                self.guests.append(FakeGuest(path, vcpus,
+                                             *self.agents[name]))
             doms.append(
                 '<domain type="test"><name>%s</name><uuid>%s</uuid>'
                 '<memory>524288</memory><vcpu>%d</vcpu>'
                 '<os><type>hvm</type></os>'
-                '<cputune><shares>%d</shares></cputune>%s</domain>'
-                % (escape(name), uuid, vcpus, shares, meta))
+                '<cputune><shares>%d</shares></cputune>%s%s</domain>'
+                % (escape(name), uuid, vcpus, shares, meta, chan))
             tids = []
             for v in range(vcpus):
                 tid += 1
@@ -180,6 +276,8 @@ class Hostd:
         self._build()
         self.thread = threading.Thread(target=self._run_load, daemon=True)
         self.thread.start()
+        for g in self.guests:
+            g.start()
         self.conf = os.path.join(self.dir, 'hostd.conf')
         self._write('hostd.conf', self.config(**extra_http))
         self.log = open(os.path.join(self.dir, 'hostd.log'), 'w+')
@@ -209,6 +307,8 @@ class Hostd:
         self.stop.set()
         if self.thread:
             self.thread.join()
+        for g in self.guests:
+            g.close()
         self.exit_code = None
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

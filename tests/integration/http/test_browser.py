@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Headless Chromium loads the dashboard from the real prefcpu-hostd: the
-VM rows must match /api/v1/domains, a domain name holding markup must
-show as text, and a screenshot is kept under the build directory."""
+VM rows must match /api/v1/domains, a domain name and a guest agent's
+texts holding markup must show as text, and a screenshot is kept under
+the build directory.  One VM has a (fake) guest agent on its channel, so
+targets are sent and acked as on a real host."""
 import html.parser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -12,6 +15,8 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostd_fixture as F  # noqa: E402
 
+AGENT = "<script>document.title='pwned'</script>agent"
+KERNEL = '6.12<img src=x onerror="document.title=2">'
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
          '--no-first-run', '--disable-background-networking',
          '--disable-component-update', '--disable-sync',
@@ -31,6 +36,7 @@ class Dom(html.parser.HTMLParser):
         self.in_tbody = False
         self.in_title = False
         self.ready = False
+        self.period = None
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -39,6 +45,7 @@ class Dom(html.parser.HTMLParser):
             self.ready = True
         if tag == 'tbody':
             self.in_tbody = True
+            self.period = int(a.get('data-period', 0))
         elif tag == 'tr' and self.in_tbody:
             self.rows.append({'uuid': a.get('data-uuid')})
         elif tag == 'td' and self.in_tbody:
@@ -72,8 +79,17 @@ def main():
                            'tests', 'integration', 'http')
     os.makedirs(out_dir, exist_ok=True)
     shot = os.path.join(out_dir, 'dashboard.png')
-    with F.Hostd() as d:
+    with F.Hostd(observe=False, agents={'web': (AGENT, KERNEL)}) as d:
         d.start(wait_periods=8)
+        web = d.wait_for('the agent of web to follow', lambda: (
+            lambda x: x if x['agent']['state'] == 'following' and
+            x['applied']['vcpus'] == x['decision']['vcpus'] else None)(
+                d.get('/api/v1/domains/web')))
+        t.eq(web['agent']['agent'], AGENT, 'guest text kept verbatim')
+        t.eq(web['agent']['kernel'], KERNEL, 'guest kernel text verbatim')
+        t.eq(web['applied']['cpus'], web['target']['preferred'],
+             'applied = target')
+        t.eq(web['agent']['report']['steal_pct'], 12.5, 'guest report')
         profile = tempfile.mkdtemp(prefix='prefcpu-chromium-', dir=d.dir)
         p = subprocess.run([chromium] + FLAGS + [
             '--user-data-dir=' + profile, '--dump-dom', d.url + '/'],
@@ -84,6 +100,12 @@ def main():
         dom.feed(p.stdout)
         t.check(dom.ready, 'the page rendered data (body data-ready)')
         t.eq({r['uuid'] for r in dom.rows}, set(api), 'one row per VM')
+        # The figures of the period the table shows, from the history.
+        hist = {p['seq']: p for p in d.get('/api/v1/history')['periods']}
+        shown = hist.get(dom.period)
+        t.check(shown is not None, 'the period shown (%r) is in the history'
+                % dom.period)
+        at = {x['uuid']: x for x in (shown or {'domains': []})['domains']}
         for r in dom.rows:
             x = api.get(r['uuid'])
             if x is None:
@@ -92,21 +114,35 @@ def main():
             t.eq(r.get('vcpus'), str(x['vcpus']), 'vCPUs of %r' % x['name'])
             t.eq(r.get('weight'), str(x['policy']['weight']),
                  'weight of %r' % x['name'])
-            t.eq(r.get('reason'), x['decision']['reason'],
-                 'decision of %r' % x['name'])
+            h = at.get(r['uuid'])
+            if h is None:
+                t.check(False, '%r in the period shown' % x['name'])
+                continue
+            t.eq(r.get('reason'), h['reason'], 'decision of %r' % x['name'])
             t.check(r.get('preferred', '').endswith(
-                '(%d)' % x['decision']['vcpus']),
+                '(%d)' % h['preferred_vcpus']),
                 'preferred of %r: %r vs %d' % (x['name'], r.get('preferred'),
-                                               x['decision']['vcpus']))
-            t.check(abs(float(r.get('delay', 'nan')) -
-                        x['usage']['run_delay_pct']) < 10,
-                    'run delay of %r' % x['name'])
+                                               h['preferred_vcpus']))
+            t.eq(r.get('delay'), '%.1f' % h['run_delay_pct'],
+                 'run delay %% of %r' % x['name'])
+            if x['applied']['cpus'] is None:
+                t.eq(r.get('applied'), '–', 'applied of %r' % x['name'])
+        webrow = [r for r in dom.rows if r.get('name') == 'web']
+        t.check(webrow and re.match(r'^[0-9,-]+ \(\d+\)$',
+                                    webrow[0].get('applied', '')),
+                'what the guest of web applied: %r' % webrow)
         evil = F.DEFAULT_DOMAINS[3][0]
         t.check(any(r.get('name') == evil for r in dom.rows),
                 'the name with markup shows as text')
+        t.check(any(r.get('agent-following') == 'following · ' + AGENT
+                    for r in dom.rows),
+                'the guest agent text shows as text: %r' % [
+                    r.get('agent-following') for r in dom.rows])
         t.eq([tag for tag, _ in dom.tags if tag in ('img', 'b')], [],
-             'no element was made from a domain name')
-        t.eq(dom.title, 'prefcpu', 'no script from a domain name ran')
+             'no element was made from a domain name or guest text')
+        t.eq([a.get('src') for tag, a in dom.tags if tag == 'script'],
+             ['/static/app.js'], 'the only script is the dashboard')
+        t.eq(dom.title, 'prefcpu', 'no script from a name or a guest ran')
 
         p = subprocess.run([chromium] + FLAGS + [
             '--user-data-dir=' + profile, '--window-size=1400,1800',
