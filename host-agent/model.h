@@ -151,6 +151,8 @@ struct vm {
 	struct vm_meta	 meta;
 	pid_t		 pid;		/* QEMU, 0 if unknown */
 	enum vm_tid_source tid_source;
+	unsigned int	 tid_tries;	/* discovery: lookups without libvirt
+					   since the last libvirt event */
 	struct vm_thread *thread;	/* info.nvcpus entries */
 	struct vm_sample sample;
 	struct policy_state pstate;

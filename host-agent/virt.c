@@ -21,6 +21,7 @@
 #include "virt.h"
 
 #define VIRT_RETRY_MS		1000	/* thread ids not known yet */
+#define VIRT_RETRY_MAX		30	/* then wait for the VM's next event */
 #define VIRT_STATUS_MAX		(4U << 20)	/* status XML size bound */
 
 struct virt {
@@ -236,10 +237,15 @@ virt_threads(struct virt *v, struct vm *vm, virDomainPtr dom)
 			log_info("domain %s: %d vCPU threads from %s", name, n,
 			    vm_tid_source_name(src));
 		vm_set_threads(vm, pid, tids, vm->info.nvcpus, src);
-	} else if (vm->tid_source == VM_TID_NONE)
+	} else if (vm->tid_source == VM_TID_NONE && vm->tid_tries == 0)
 		log_info("domain %s: vCPU threads not found yet", name);
+	else if (vm->tid_source == VM_TID_NONE &&
+	    vm->tid_tries == VIRT_RETRY_MAX)
+		log_warnx("domain %s: vCPU threads not found; not sampled "
+		    "until its next libvirt event", name);
 	free(tids);
-	if (!virt_threads_complete(vm) && !evtimer_pending(v->ev_retry, NULL)) {
+	if (!virt_threads_complete(vm) && vm->tid_tries < VIRT_RETRY_MAX &&
+	    !evtimer_pending(v->ev_retry, NULL)) {
 		struct timeval tv = { VIRT_RETRY_MS / 1000,
 		    (VIRT_RETRY_MS % 1000) * 1000 };
 		evtimer_add(v->ev_retry, &tv);
@@ -254,8 +260,11 @@ virt_retry(evutil_socket_t fd, short what, void *arg)
 	struct vm	*vm;
 
 	HOST_FOREACH_VM(vm, v->host) {
-		if (vm->info.nvcpus > 0 && !virt_threads_complete(vm))
+		if (vm->info.nvcpus > 0 && !virt_threads_complete(vm) &&
+		    vm->tid_tries < VIRT_RETRY_MAX) {
+			vm->tid_tries++;
 			virt_threads(v, vm, NULL);
+		}
 	}
 }
 
@@ -332,6 +341,7 @@ virt_refresh(struct virt *v, virDomainPtr dom)
 		    cpuset_count(&vm->info.online), vm->info.ncores,
 		    vm->info.channel ? ", channel " : "",
 		    vm->info.channel ? vm->info.channel : "");
+	vm->tid_tries = 0;
 	virt_threads(v, vm, dom);
 	host_vm_changed(v->host, vm);
 }
@@ -491,9 +501,12 @@ virt_open(struct virt *v)
 	v->conn = virConnectOpen(v->uri);
 	if (v->conn == NULL)
 		return -1;
+	/* Local drivers (test:///, qemu:///embed) have no keepalive. */
 	if (v->p.keepalive_interval > 0 && virConnectSetKeepAlive(v->conn,
 	    (int)v->p.keepalive_interval, v->p.keepalive_count) < 0)
-		log_warnx("libvirt keepalive: %s", virt_errmsg());
+		log_msg(virGetLastErrorCode() == VIR_ERR_NO_SUPPORT ?
+		    LOGL_INFO : LOGL_WARNING, "libvirt keepalive: %s",
+		    virt_errmsg());
 	if (virConnectRegisterCloseCallback(v->conn, virt_on_close, v,
 	    NULL) < 0)
 		log_warnx("libvirt close callback: %s", virt_errmsg());
