@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+import hostd_cost
+
 SKIP = 77
 URI = "qemu:///system"
 NS = "http://prefcpu.org/xmlns/policy/1"
@@ -182,14 +184,19 @@ class Lab:
             virsh("undefine", name, check=False)
 
     # --- the daemon -----------------------------------------------------
-    def start_hostd(self):
+    def write_conf(self, level):
         conf = os.path.join(self.tmp, "hostd.conf")
         with open(conf, "w") as f:
-            f.write("[hostd]\nuri = %s\nperiod-ms = %d\nlog-level = debug\n"
+            f.write("[hostd]\nuri = %s\nperiod-ms = %d\nlog-level = %s\n"
                     "keepalive-interval = 2\nkeepalive-count = 3\n"
                     "reconnect-min-ms = 200\nreconnect-max-ms = 1000\n"
                     "\n[http]\nlisten = \"\"\nsocket = %s\n"
-                    % (URI, PERIOD_MS, os.path.join(self.tmp, "api.sock")))
+                    % (URI, PERIOD_MS, level,
+                       os.path.join(self.tmp, "api.sock")))
+        return conf
+
+    def start_hostd(self):
+        conf = self.write_conf("debug")
         self.log_fp = open(self.logf, "w")
         self.hostd = subprocess.Popen(
             [self.hostd_bin, "--foreground", "--observe", "--config", conf],
@@ -367,6 +374,26 @@ def scenario(lab):
     lab.expect("fixed metadata", r"domain %s: policy metadata is valid again"
                % re.escape(a), m)
 
+    # Cost, at the production log level: SIGHUP re-reads the file.
+    m = lab.mark()
+    virsh("start", b)
+    lab.expect("second domain back", r"domain %s: tracking" % re.escape(b),
+               m)
+    m = lab.mark()
+    lab.write_conf("notice")
+    lab.hostd.send_signal(signal.SIGHUP)
+    lab.expect("reload on SIGHUP", r"configuration reloaded", m)
+    time.sleep(1)
+    cost = hostd_cost.measure(lab.hostd.pid, 10, PERIOD_MS)
+    log("cost with 2 domains: %.3f ms CPU per %d ms period (%.3f%% of a "
+        "CPU), RSS %d KiB, peak %d KiB" % (
+            cost["cpu_ms_per_period"], PERIOD_MS, cost["cpu_pct"],
+            cost["rss_kib"], cost["hwm_kib"]))
+    m = lab.mark()
+    lab.write_conf("debug")
+    lab.hostd.send_signal(signal.SIGHUP)
+    lab.expect("reload on SIGHUP", r"configuration reloaded", m)
+
     # libvirtd killed and restarted: the daemon keeps its domains.
     if lab.started_libvirtd is None:
         log("SKIP part: libvirtd was not started by this test, not "
@@ -375,7 +402,7 @@ def scenario(lab):
     m = lab.mark()
     lab.kill_libvirtd()
     lab.expect("connection loss noticed",
-               r"libvirt connection \S+ lost \(.*\); keeping 1 domains", m)
+               r"libvirt connection \S+ lost \(.*\); keeping 2 domains", m)
     # Sampling goes on without libvirtd.
     t1 = lab.mark()
     wait_for("sampling while libvirtd is down",
@@ -383,11 +410,12 @@ def scenario(lab):
     log("ok: sampling continues without libvirtd")
     lab.start_libvirtd()
     lab.expect("reconnection", r"connected to libvirt", m, timeout=30)
-    lab.expect("domains re-listed", r"libvirt %s: 1 running domains"
+    lab.expect("domains re-listed", r"libvirt %s: 2 running domains"
                % re.escape(URI), m, timeout=30)
-    if re.search(r"domain %s: (no longer|stopped while)" % re.escape(a),
-                 lab.text()[m:]):
-        raise Fail("the daemon lost %s over the libvirtd restart" % a)
+    for name in (a, b):
+        if re.search(r"domain %s: (no longer|stopped while)"
+                     % re.escape(name), lab.text()[m:]):
+            raise Fail("the daemon lost %s over the libvirtd restart" % name)
     # Events work again after the reconnection.
     m = lab.mark()
     virsh("suspend", a)
