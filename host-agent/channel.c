@@ -2,11 +2,12 @@
  * The host side of the host-guest channel (see channel.h).
  *
  * A connection goes IDLE -> (connect) HELLO -> (guest hello echoing our
- * session) SESSION, and back to WAIT (retry timer) on any failure.  Every
- * hello starts a new session (proto_session_new) and seq counts from 1
- * again.  A guest that stops acking (its agent restarted and waits for a
- * hello, or it hung) gets a new hello after STALE_PERIODS periods; until it
- * acks again the VM is not steerable.
+ * session) SESSION, and back to WAIT (retry timer) on any failure.  Each
+ * connection starts with a resync newline and a hello of a new session
+ * (proto_session_new); seq counts from 1 again.  A guest that does not
+ * answer the hello, or stops acking targets (its agent restarted and waits
+ * for a hello, or it hung), is reconnected after the stale time; from then
+ * until it acks again the VM is not steerable.
  *
  * Lifetimes: struct chan is reference counted.  Each libevent callback
  * holds a reference while it runs, and the VM's removal only drops the
@@ -33,8 +34,12 @@
 #include "proto.h"
 #include "util.h"
 
-/* A target unacked for this many periods: the guest is not following. */
+/*
+ * A target unacked for this many periods, and at least CHAN_STALE_MIN_MS
+ * (a backend may take a while), means the guest is not following.
+ */
 #define CHAN_STALE_PERIODS	3
+#define CHAN_STALE_MIN_MS	3000
 /* Least time between two hellos to a guest that has not answered. */
 #define CHAN_HELLO_RETRY_MS	5000
 /* Input buffered per connection, bytes: libevent stops reading above it. */
@@ -72,6 +77,7 @@ struct chan {
 	struct event		*ev_retry;
 	uint64_t		 backoff_ms;	/* next pause */
 	bool			 connect_logged;	/* a failure was logged */
+	bool			 silent_logged;	/* "no agent answers" was */
 	uint64_t		 up_ms;		/* connected at, monotonic */
 	bool			 penalised;	/* closed for violations */
 
@@ -114,7 +120,14 @@ struct chan_mgr {
 };
 
 static void	chan_connect(struct chan *);
-static void	chan_close(struct chan *, const char *why, bool retry);
+/* What to do after a connection closes. */
+enum chan_retry {
+	CHAN_NO_RETRY,
+	CHAN_RETRY_BACKOFF,	/* after the pause, which then doubles */
+	CHAN_RETRY_SOON,	/* after backoff-min-ms: nobody misbehaved */
+};
+
+static void	chan_close(struct chan *, const char *why, enum chan_retry);
 static void	chan_hello(struct chan *);
 
 /* The options table wants a member of a struct. */
@@ -170,7 +183,9 @@ chan_live(const struct chan *c)
 static uint64_t
 chan_stale_ms(const struct chan_mgr *m)
 {
-	return (uint64_t)CHAN_STALE_PERIODS * m->period_ms;
+	uint64_t	ms = (uint64_t)CHAN_STALE_PERIODS * m->period_ms;
+
+	return ms > CHAN_STALE_MIN_MS ? ms : CHAN_STALE_MIN_MS;
 }
 
 /*
@@ -210,11 +225,11 @@ chan_send(struct chan *c, const struct proto_msg *msg)
 	if (evbuffer_get_length(out) + (size_t)n > c->mgr->conf.max_output) {
 		log_warnx("domain %s: guest does not read (%zu bytes queued)",
 		    c->name, evbuffer_get_length(out));
-		chan_close(c, "output queue full", true);
+		chan_close(c, "output queue full", CHAN_RETRY_BACKOFF);
 		return -1;
 	}
 	if (bufferevent_write(c->bev, buf, (size_t)n) != 0) {
-		chan_close(c, "write failed", true);
+		chan_close(c, "write failed", CHAN_RETRY_BACKOFF);
 		return -1;
 	}
 	return 0;
@@ -293,7 +308,7 @@ chan_hello(struct chan *c)
 	vc->target_seq = 0;
 
 	if (bufferevent_write(c->bev, "\n", 1) != 0) {
-		chan_close(c, "write failed", true);
+		chan_close(c, "write failed", CHAN_RETRY_BACKOFF);
 		return;
 	}
 	memset(&msg, 0, sizeof(msg));
@@ -343,7 +358,7 @@ chan_violation(struct chan *c, enum chan_violation kind, const char *what)
 	snprintf(why, sizeof(why), "%u protocol violations within %u ms, "
 	    "last: %s", c->viol, cf->window_ms, what);
 	c->penalised = true;
-	chan_close(c, why, true);
+	chan_close(c, why, CHAN_RETRY_BACKOFF);
 	return -1;
 }
 
@@ -393,6 +408,7 @@ chan_on_hello(struct chan *c, const struct proto_msg *m, uint64_t now)
 	if (c->state == CHAN_SESSION)
 		return chan_violation(c, CHAN_V_PROTOCOL, "second hello");
 	c->state = CHAN_SESSION;
+	c->silent_logged = false;
 	vc->hello = true;
 	snprintf(vc->agent, sizeof(vc->agent), "%s", h->agent);
 	snprintf(vc->kernel, sizeof(vc->kernel), "%s", h->kernel);
@@ -611,9 +627,7 @@ chan_write_cb(struct bufferevent *bev, void *arg)
 	if (c->state == CHAN_RELEASING) {
 		chan_ref(c);
 		m->released++;
-		chan_close(c, "released", false);
-		if (m->draining > 0 && --m->draining == 0)
-			event_base_loopbreak(m->base);
+		chan_close(c, "released", CHAN_NO_RETRY);
 		chan_unref(c);
 	}
 }
@@ -625,9 +639,10 @@ chan_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	chan_ref(c);
 	if (what & BEV_EVENT_EOF)
-		chan_close(c, "closed by the peer", true);
+		chan_close(c, "closed by the peer", CHAN_RETRY_BACKOFF);
 	else if (what & BEV_EVENT_ERROR)
-		chan_close(c, strerror(EVUTIL_SOCKET_ERROR()), true);
+		chan_close(c, strerror(EVUTIL_SOCKET_ERROR()),
+		    CHAN_RETRY_BACKOFF);
 	chan_unref(c);
 }
 
@@ -671,20 +686,27 @@ chan_backoff(struct chan *c, const char *why)
 	chan_schedule(c, delay);
 }
 
-/* Drop the connection; with retry, reconnect after the backoff. */
+/* Drop the connection, then maybe reconnect. */
 static void
-chan_close(struct chan *c, const char *why, bool retry)
+chan_close(struct chan *c, const char *why, enum chan_retry retry)
 {
-	const struct chan_conf	*cf = &c->mgr->conf;
+	struct chan_mgr		*m = c->mgr;
+	const struct chan_conf	*cf = &m->conf;
 	uint64_t		 now = time_mono_ms();
 	char			 esc[512];
 
+	if (c->state == CHAN_RELEASING && m->draining > 0 &&
+	    --m->draining == 0)
+		event_base_loopbreak(m->base);
 	if (c->bev != NULL) {
 		str_escape(esc, sizeof(esc), why, strlen(why));
+		/* Agentless VMs cycle quietly; a session's end is news. */
 		if (c->penalised)
 			log_warnx("domain %s: channel closed: %s", c->name, esc);
-		else
+		else if (c->state == CHAN_SESSION)
 			log_info("domain %s: channel closed: %s", c->name, esc);
+		else
+			log_debug("domain %s: channel closed: %s", c->name, esc);
 		bufferevent_free(c->bev);
 		c->bev = NULL;
 		/* A connection that lived long and well earns a fresh start. */
@@ -699,9 +721,17 @@ chan_close(struct chan *c, const char *why, bool retry)
 	}
 	proto_framer_reset(c->fr);
 	c->penalised = false;
-	evtimer_del(c->ev_retry);
+	if (c->ev_retry != NULL)
+		evtimer_del(c->ev_retry);
 	c->state = CHAN_IDLE;
-	if (retry && c->vm != NULL && c->path != NULL && !c->mgr->observe)
+	if (retry == CHAN_NO_RETRY || c->vm == NULL || c->path == NULL ||
+	    m->observe)
+		return;
+	if (retry == CHAN_RETRY_SOON) {
+		log_debug("domain %s: reconnecting in %u ms (%s)", c->name,
+		    cf->backoff_min_ms, why);
+		chan_schedule(c, cf->backoff_min_ms);
+	} else
 		chan_backoff(c, why);
 }
 
@@ -762,7 +792,7 @@ chan_connect(struct chan *c)
 	chan_fill_bucket(c, c->up_ms);
 	c->vm->chan.connected = true;
 	c->vm->chan.connects++;
-	log_info("domain %s: channel connected", c->name);
+	log_debug("domain %s: channel connected", c->name);
 	chan_hello(c);
 }
 
@@ -800,10 +830,7 @@ chan_destroy(struct chan *c)
 {
 	struct chan_mgr	*m = c->mgr;
 
-	if (c->state == CHAN_RELEASING && m->draining > 0 &&
-	    --m->draining == 0)
-		event_base_loopbreak(m->base);
-	chan_close(c, "domain gone", false);
+	chan_close(c, "domain gone", CHAN_NO_RETRY);
 	c->vm->chan.conn = NULL;
 	c->vm = NULL;
 	event_free(c->ev_retry);
@@ -825,7 +852,7 @@ chan_sync(struct chan_mgr *m, struct vm *vm)
 	if ((path == NULL && c->path == NULL) ||
 	    (path != NULL && c->path != NULL && strcmp(path, c->path) == 0))
 		return;
-	chan_close(c, "channel changed", false);
+	chan_close(c, "channel changed", CHAN_NO_RETRY);
 	free(c->path);
 	c->path = path != NULL ? xstrdup(path) : NULL;
 	c->backoff_ms = m->conf.backoff_min_ms;
@@ -878,16 +905,27 @@ chan_tick_one(struct chan *c, uint64_t now)
 		retry = chan_stale_ms(m);
 	switch (c->state) {
 	case CHAN_HELLO:
-		if (now - c->hello_ms >= retry)
-			chan_hello(c);
+		/*
+		 * Nobody answered (no agent yet).  Reconnecting rather than
+		 * repeating the hello drops what QEMU holds unread for the
+		 * port, so an agent that starts later sees one hello, not a
+		 * pile of them.
+		 */
+		if (now - c->hello_ms >= retry) {
+			if (!c->silent_logged)
+				log_info("domain %s: no agent answers on the "
+				    "channel (retrying)", c->name);
+			c->silent_logged = true;
+			chan_close(c, "no hello from the guest", CHAN_RETRY_SOON);
+		}
 		break;
 	case CHAN_SESSION:
 		chan_update_following(c, now);
 		if (c->unacked_ms != 0 && now - c->unacked_ms > chan_stale_ms(m)) {
 			/* Its agent may have restarted and wait for a hello. */
-			log_info("domain %s: no ack for %" PRIu64 " ms: new "
-			    "session", c->name, now - c->unacked_ms);
-			chan_hello(c);
+			log_info("domain %s: no ack for %" PRIu64 " ms: "
+			    "reconnecting", c->name, now - c->unacked_ms);
+			chan_close(c, "no ack", CHAN_RETRY_SOON);
 			break;
 		}
 		/* No target went out last period (no decision): keep the lease. */
@@ -993,7 +1031,7 @@ chan_mgr_set_conf(struct chan_mgr *m, const struct chan_conf *conf,
 		m->observe = true;
 		TAILQ_FOREACH(c, &m->chans, entry) {
 			if (!chan_release(c))
-				chan_close(c, "observe mode", false);
+				chan_close(c, "observe mode", CHAN_NO_RETRY);
 		}
 		log_notice("observe mode: channels released and closed");
 	} else if (!observe && was) {
