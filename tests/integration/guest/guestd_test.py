@@ -694,6 +694,87 @@ def sc_options(tree):
     return host, agent
 
 
+class PtyHost(Host):
+    """The host at the master side of a pty: --port takes a char device."""
+
+    def __init__(self):
+        import tty
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.slave)
+        self.slave_path = os.ttyname(self.slave)
+        # Held open so that reading the master before the agent opens
+        # the slave is not an I/O error.
+        self.buf = b""
+        self.pending = []
+        self.seq = 0
+        RUNNING.append(self)
+
+    def send_raw(self, data):
+        os.write(self.master, data)
+
+    def recv_any(self, timeout=5.0):
+        end = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            check(left > 0, "no message from the agent within %.1f s" %
+                  timeout)
+            r, _, _ = select.select([self.master], [], [], left)
+            if r:
+                self.buf += os.read(self.master, 65536)
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def stop(self):
+        if self.master is not None:
+            os.close(self.master)
+            os.close(self.slave)
+            self.master = None
+
+
+def sc_chardev(tree):
+    host = PtyHost()
+    agent = Agent(tree, port=host.slave_path)
+    hello = host.hello()
+    check(hello["session"] == SESSION and hello["online"] == "0-7",
+          "hello over a character device: %r" % hello)
+    check(host.apply(1, "0-3")["ok"], "applied")
+    check(tree.cpus("workload") == "0-3", "narrowed")
+    agent.signal(signal.SIGTERM)
+    check(agent.wait() == 0 and tree.cpus("workload") == "",
+          "SIGTERM restores")
+    return host, agent
+
+
+def sc_figures(tree):
+    """Not a test: prints the figures of the agent's cost (measured)."""
+    host, agent = started(tree, "--report-interval", "5000",
+                          "--log-level", "notice")
+    host.hello()
+    lat = []
+    for seq in range(1, 201):
+        t0 = time.monotonic()
+        host.apply(seq, "0-3" if seq % 2 else "0-5")
+        lat.append((time.monotonic() - t0) * 1000)
+    lat.sort()
+    with open("/proc/%d/status" % agent.proc.pid) as f:
+        rss = [ln.split(":")[1].strip() for ln in f
+               if ln.startswith("VmRSS")][0]
+    print("target to ack over a unix socket, 200 targets alternating "
+          "0-3/0-5 on 2 cgroups: median %.2f ms, p90 %.2f ms, max %.2f ms" %
+          (lat[100], lat[180], lat[-1]))
+    print("RSS while connected: %s" % rss)
+    host.close()
+    time.sleep(1)
+    t0, w0 = agent.cpu_ticks(), time.monotonic()
+    time.sleep(30)
+    used, wall = agent.cpu_ticks() - t0, time.monotonic() - w0
+    print("CPU while idle with the host absent: %d ticks (1/%d s) in %.0f s"
+          " = %.3f%% of a CPU" % (used, os.sysconf("SC_CLK_TCK"), wall,
+                                  100.0 * used / os.sysconf("SC_CLK_TCK") /
+                                  wall))
+    return None, agent
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items()
              if name.startswith("sc_")}
 
