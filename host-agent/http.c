@@ -591,8 +591,14 @@ http_new_evhttp(struct http_server *srv, struct http_listener *lst,
 	evhttp_set_timeout(h, (int)srv->conf.timeout_s);
 	evhttp_set_max_body_size(h, srv->conf.max_body);
 	evhttp_set_max_headers_size(h, srv->conf.max_headers);
+	/*
+	 * Every method reaches the dispatcher, so that a wrong one gets a
+	 * JSON 405 with Allow rather than evhttp's HTML 501.
+	 */
 	evhttp_set_allowed_methods(h, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD |
-	    EVHTTP_REQ_PUT | EVHTTP_REQ_POST);
+	    EVHTTP_REQ_PUT | EVHTTP_REQ_POST | EVHTTP_REQ_DELETE |
+	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+	    EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(h, http_dispatch, lst);
 	return h;
 }

@@ -168,6 +168,10 @@ def main():
         err(d.tcp('GET', '/api/v1/history?seconds=abc'), 400,
             'bad query value')
         err(d.tcp('POST', '/api/v1/host', body=b'{}'), 405, 'POST a read')
+        for m in ('DELETE', 'PATCH', 'OPTIONS'):
+            r = d.tcp(m, '/api/v1/domains/db/policy')
+            err(r, 405, m)
+            t.eq(r[1].get('Allow'), 'PUT, POST', m + ': Allow')
         err(d.tcp('PUT', '/api/v1/domains/db/policy', body=b'{"weight":2}'),
             403, 'write over TCP')
         err(d.tcp('GET', '/api/v1/host',
