@@ -43,7 +43,6 @@
 #include "virt.h"
 
 #define HTTP_MAX_HEADER_COUNT	64
-#define HTTP_MAX_SEGMENTS	8
 #define HTTP_DECISIONS_MAX	1000	/* ?limit= of /api/v1/decisions */
 #define HTTP_LISTEN_BACKLOG	64
 

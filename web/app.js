@@ -82,8 +82,9 @@ function renderVMs(list) {
       ['num vcpus', d.vcpus],
       ['num preferred', d.target.vcpus ? d.target.preferred + ' (' +
         d.target.vcpus + ')' : (dec ? dec.preferred + ' (' + dec.vcpus + ')' : '–')],
-      ['num applied', d.applied.cpus === null ? '–' :
-        d.applied.cpus + ' (' + d.applied.vcpus + ')'],
+      ['num applied', d.applied.cpus !== null ?
+        d.applied.cpus + ' (' + d.applied.vcpus + ')' :
+        (d.applied.error !== null ? 'error: ' + d.applied.error : '–')],
       ['num weight', d.policy.weight],
       ['num share', dec ? fmt(dec.share) : '–'],
       ['num demand', dec ? fmt(dec.demand) : '–'],
