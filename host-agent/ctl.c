@@ -151,7 +151,13 @@ ctl_request(struct ctl *c, const char *method, const char *path,
 	rc = curl_easy_perform(c->curl);
 	curl_slist_free_all(hdr);
 	if (rc != CURLE_OK) {
-		if (rc == CURLE_COULDNT_CONNECT)
+		if (rc == CURLE_COULDNT_CONNECT && c->url == NULL &&
+		    access(c->socket, F_OK) == 0 &&
+		    access(c->socket, R_OK | W_OK) != 0)
+			fprintf(stderr, "prefcpuctl: %s: %s (the socket is"
+			    " mode 0660: be in its group)\n", c->socket,
+			    strerror(errno));
+		else if (rc == CURLE_COULDNT_CONNECT)
 			fprintf(stderr, "prefcpuctl: prefcpu-hostd is not"
 			    " running (nothing answers at %s)\n",
 			    c->url != NULL ? c->url : c->socket);

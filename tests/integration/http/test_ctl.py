@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """prefcpuctl against the real prefcpu-hostd: every subcommand, --json
 parsed back, exit codes, and a policy change the daemon acts on."""
+import grp
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -35,8 +37,37 @@ def main():
          2, 'unknown command: exit 2')
 
     with F.Hostd() as d:
-        d.start(wait_periods=5)
+        d.start(wait_periods=5, **{'socket-group': 'nogroup'})
         s = d.sock
+
+        # The socket's group decides who may use it (mode 0660).
+        st = os.stat(s)
+        t.eq(st.st_gid, grp.getgrnam('nogroup').gr_gid, 'socket group')
+        as_nobody = ['setpriv', '--reuid=nobody', '--clear-groups']
+        if os.geteuid() != 0 or not shutil.which('setpriv') or \
+                subprocess.run(as_nobody + ['--regid=nogroup', ctl,
+                                            '--version'],
+                               capture_output=True).returncode != 0:
+            print('socket permission checks skipped: needs root, setpriv'
+                  ' and a prefcpuctl that user nobody can run')
+        else:
+            path = d.dir
+            for part in os.path.relpath(os.path.dirname(s), d.dir).split(
+                    os.sep):
+                os.chmod(path, 0o755)
+                path = os.path.join(path, part)
+            os.chmod(path, 0o755)
+            p = subprocess.run(as_nobody + ['--regid=nogroup', ctl,
+                                            '--socket', s, 'status'],
+                               capture_output=True, text=True)
+            t.eq(p.returncode, 0, 'a member of the socket group may read: '
+                 '%r' % p.stderr)
+            p = subprocess.run(as_nobody + ['--regid=daemon', ctl,
+                                            '--socket', s, 'status'],
+                               capture_output=True, text=True)
+            t.eq(p.returncode, 3, 'others may not')
+            t.check('Permission denied' in p.stderr and 'group' in p.stderr,
+                    'and are told why: %r' % p.stderr)
 
         api = d.get('/api/v1/domains')
         p = run('status', sock=s)
