@@ -62,6 +62,14 @@ enum chan_violation {
 	CHAN_V_PROTOCOL,
 };
 
+/* The model's counter of each kind of violation. */
+static const size_t chan_counters[] = {
+	[CHAN_V_DECODE] = offsetof(struct vm_chan, err_decode),
+	[CHAN_V_OVERLONG] = offsetof(struct vm_chan, err_overlong),
+	[CHAN_V_RATE] = offsetof(struct vm_chan, err_rate),
+	[CHAN_V_PROTOCOL] = offsetof(struct vm_chan, err_protocol),
+};
+
 struct chan_mgr;
 
 struct chan {
@@ -243,6 +251,11 @@ chan_send_target(struct chan *c, uint64_t now)
 
 	if (!c->have_target || cpuset_empty(&c->target))
 		return;
+	if (c->seq >= PROTO_MAX_SEQ) {
+		/* Never in practice (2^53 periods), but a new session fixes it. */
+		chan_close(c, "seq exhausted", CHAN_RETRY_SOON);
+		return;
+	}
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_TARGET;
 	msg.target.session = c->session;
@@ -264,6 +277,8 @@ chan_send_ping(struct chan *c, uint64_t now)
 {
 	struct proto_msg	msg;
 
+	if (c->ping_seq >= PROTO_MAX_SEQ)
+		c->ping_seq = 0;
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_PING;
 	msg.ping.seq = ++c->ping_seq;
@@ -329,20 +344,7 @@ chan_violation(struct chan *c, enum chan_violation kind, const char *what)
 	uint64_t		 now = time_mono_ms();
 	char			 why[PROTO_MAX_ERROR * 4 + 64];
 
-	switch (kind) {
-	case CHAN_V_DECODE:
-		vc->err_decode++;
-		break;
-	case CHAN_V_OVERLONG:
-		vc->err_overlong++;
-		break;
-	case CHAN_V_RATE:
-		vc->err_rate++;
-		break;
-	case CHAN_V_PROTOCOL:
-		vc->err_protocol++;
-		break;
-	}
+	(*(uint64_t *)((char *)vc + chan_counters[kind]))++;
 	if (c->viol == 0 || now - c->viol_start > cf->window_ms) {
 		c->viol = 0;
 		c->viol_start = now;
@@ -971,6 +973,7 @@ chan_mgr_new(struct event_base *base, struct host *host,
 	struct chan_mgr		*m = xcalloc(1, sizeof(*m));
 	struct host_hooks	 hooks;
 	struct vm		*vm;
+	char			*p;
 
 	m->base = base;
 	m->host = host;
@@ -981,6 +984,11 @@ chan_mgr_new(struct event_base *base, struct host *host,
 	if (gethostname(m->hostname, sizeof(m->hostname)) != 0)
 		snprintf(m->hostname, sizeof(m->hostname), "host");
 	m->hostname[sizeof(m->hostname) - 1] = '\0';
+	/* The guest's decoder refuses control characters in text. */
+	for (p = m->hostname; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	}
 	m->ev_tick = event_new(base, -1, EV_PERSIST, chan_tick, m);
 	if (m->ev_tick == NULL)
 		fatalx("libevent: cannot create the channel timer");

@@ -15,6 +15,11 @@
  * a guest that does not read is dropped.  Nothing blocks, so a slow guest
  * never delays another.
  *
+ * The socket path is vm->info.channel, read from the domain's live XML
+ * (<channel type='unix'> with <target name='org.prefcpu.0'/>, QEMU in
+ * mode='bind'); with libvirt's test driver the same XML points at a socket
+ * a test listens on, so the daemon needs no option of its own for tests.
+ *
  * Everything runs on the daemon's libevent base.  The manager installs the
  * model's hooks (host_set_hooks) and owns every connection.
  */
