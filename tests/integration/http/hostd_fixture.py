@@ -252,7 +252,7 @@ class Hostd:
 
     def _run_load(self):
         last = time.monotonic()
-        while not self.stop.wait(0.1):
+        while not self.stop.wait(0.05):
             now = time.monotonic()
             self._advance(now - last)
             last = now
