@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""The VM lab: small TCG guests under libvirt for prefcpu's end-to-end
+tests, benchmarks and demo.
+
+An image is Debian's 6.12 cloud kernel (tests/lab/fetch-kernel) and an
+initramfs (tests/lab/mkinitramfs) holding busybox-static, prefcpu-guestd,
+the lab workloads (lab-burn, lab-spin, lab-hostile) and tests/lab/guest-run
+as /lab/run.  It is built once per set of inputs and cached under
+tests/lab/cache/ (or $LAB_CACHE).  Domains are libvirt domain type='qemu'
+(TCG) with direct kernel boot, ACPI/APIC, the org.prefcpu.0 channel and the
+serial console written to a file the caller reads.  A Lab removes every
+domain it defined, and stops the libvirtd it started, when it is closed,
+also after an exception, SIGINT or SIGTERM.
+
+As a module:
+    lab = Lab(prefix="prefcpu-e2e-", agent=..., workloads=...)
+    with lab:
+        lab.ensure_libvirtd()
+        vm = lab.start("a", workload="burn")
+        vm.wait_console(r"lab-mon")
+As a command:
+    lab.py image --agent PATH --workloads DIR
+    lab.py clean PREFIX        destroy and undefine every domain PREFIX*
+"""
+
+import argparse
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+URI = "qemu:///system"
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOADS = ("burn", "spin", "hostile")
+
+
+class LabError(Exception):
+    pass
+
+
+class Skip(Exception):
+    """The machine cannot run the lab (no root, no QEMU, no kernel)."""
+
+
+def say(msg):
+    print("lab: " + msg, file=sys.stderr, flush=True)
+
+
+def run(*args, check=True, timeout=120, capture=True):
+    p = subprocess.run(args, stdout=subprocess.PIPE if capture else None,
+                       stderr=subprocess.PIPE if capture else None,
+                       text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise LabError("%s: exit %d: %s" % (" ".join(args), p.returncode,
+                                            (p.stderr or "").strip()[-400:]))
+    return p
+
+
+def virsh(*args, check=True, timeout=120):
+    return run("virsh", "-q", "-c", URI, *args, check=check, timeout=timeout)
+
+
+def wait_for(what, pred, timeout, step=0.2):
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() >= end:
+            raise LabError("timed out after %.0f s waiting for %s"
+                           % (timeout, what))
+        time.sleep(step)
+
+
+def pidfile(path):
+    try:
+        with open(path) as f:
+            pid = int(f.read().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def libvirtd_up():
+    return virsh("version", check=False, timeout=20).returncode == 0
+
+
+def check_machine():
+    """Raise Skip when this machine cannot run lab VMs."""
+    if os.geteuid() != 0:
+        raise Skip("needs root to start libvirtd and define domains")
+    for tool in ("virsh", "libvirtd", "virtlogd", "qemu-system-x86_64",
+                 "busybox", "cpio", "apt-get", "dpkg"):
+        if shutil.which(tool) is None:
+            raise Skip("%s is not installed" % tool)
+
+
+def cache_dir():
+    d = os.environ.get("LAB_CACHE") or os.path.join(HERE, "cache")
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def fetch_kernel():
+    """Path of the cached 6.12 cloud kernel (downloads it the first time)."""
+    env = dict(os.environ, LAB_CACHE=cache_dir())
+    p = subprocess.run([os.path.join(HERE, "fetch-kernel"), "6.12"],
+                       stdout=subprocess.PIPE, stderr=None, text=True,
+                       env=env, timeout=900)
+    if p.returncode != 0:
+        raise Skip("no guest kernel: tests/lab/fetch-kernel 6.12 failed "
+                   "(is the Debian archive reachable?)")
+    return p.stdout.splitlines()[0].strip()
+
+
+def build_image(agent, workloads):
+    """(kernel, initrd) paths in the cache; the initrd is rebuilt only when
+    the agent, a workload or guest-run changed."""
+    kernel = fetch_kernel()
+    inputs = [("agent", agent), ("run", os.path.join(HERE, "guest-run")),
+              ("mkinitramfs", os.path.join(HERE, "mkinitramfs"))]
+    inputs += [(w, os.path.join(workloads, "lab-" + w)) for w in WORKLOADS]
+    h = hashlib.sha256()
+    for name, path in inputs:
+        if not os.path.isfile(path):
+            raise LabError("lab image: %s missing: %s" % (name, path))
+        with open(path, "rb") as f:
+            h.update(name.encode() + b"\0" + hashlib.sha256(f.read())
+                     .digest())
+    cache = cache_dir()
+    initrd = os.path.join(cache, "lab-%s.cpio.gz" % h.hexdigest()[:16])
+    with open(os.path.join(cache, ".lab-image.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(initrd):
+            say("image %s: cached" % os.path.basename(initrd))
+            return kernel, initrd
+        say("building image %s (busybox, agent, workloads)"
+            % os.path.basename(initrd))
+        # Drop stale images of older inputs: they are only a cache.
+        for old in os.listdir(cache):
+            if re.fullmatch(r"lab-[0-9a-f]{16}\.cpio\.gz", old):
+                os.unlink(os.path.join(cache, old))
+        args = [os.path.join(HERE, "mkinitramfs"), initrd + ".new",
+                "--agent", agent,
+                "--add", os.path.join(HERE, "guest-run") + ":/lab/run"]
+        for w in WORKLOADS:
+            args += ["--add", "%s:/lab/bin/lab-%s"
+                     % (os.path.join(workloads, "lab-" + w), w)]
+        p = subprocess.run(args, stdout=subprocess.PIPE, stderr=None,
+                           text=True, timeout=300)
+        if p.returncode != 0:
+            raise LabError("mkinitramfs failed (exit %d)" % p.returncode)
+        os.rename(initrd + ".new", initrd)
+    return kernel, initrd
+
+
+DOMAIN_XML = """<domain type='qemu'>
+  <name>{name}</name>
+  <memory unit='MiB'>{memory}</memory>
+  <vcpu placement='static'>{vcpus}</vcpu>
+  <os>
+    <type arch='x86_64' machine='pc'>hvm</type>
+    <kernel>{kernel}</kernel>
+    <initrd>{initrd}</initrd>
+    <cmdline>{cmdline}</cmdline>
+  </os>
+  <features><acpi/><apic/></features>
+  <cpu><topology sockets='1' dies='1' cores='{vcpus}' threads='1'/></cpu>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>destroy</on_reboot>
+  <on_crash>destroy</on_crash>
+  <devices>
+    <serial type='file'>
+      <source path='{console}'/>
+      <target port='0'/>
+    </serial>
+    <channel type='unix'>
+      <source mode='bind'/>
+      <target type='virtio' name='org.prefcpu.0'/>
+    </channel>
+    <memballoon model='none'/>
+  </devices>
+</domain>
+"""
+
+
+class VM:
+    """A running lab domain: its name, console file and vCPU threads."""
+
+    def __init__(self, lab, name, console):
+        self.lab = lab
+        self.name = name
+        self.console = console
+
+    def text(self):
+        try:
+            with open(self.console, errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def mark(self):
+        return len(self.text())
+
+    def wait_console(self, pattern, since=0, timeout=60):
+        rx = re.compile(pattern, re.M)
+        return wait_for("%s console: %s" % (self.name, pattern),
+                        lambda: rx.search(self.text(), since), timeout)
+
+    def mons(self, since=0):
+        """lab-mon lines after offset since, as dicts: seq, up, cpus,
+        busy (list of per-CPU %), threads (last CPU of each thread)."""
+        out = []
+        for m in re.finditer(r"^lab-mon (\d+) up=([0-9.]+) cpus=(\S*) "
+                             r"busy=(\S*) threads=(\S*)\s*$",
+                             self.text()[since:], re.M):
+            busy = {}
+            for kv in m.group(4).split(","):
+                if ":" in kv:
+                    c, p = kv.split(":")
+                    busy[int(c)] = int(p)
+            out.append({"seq": int(m.group(1)), "up": float(m.group(2)),
+                        "cpus": m.group(3), "busy": busy,
+                        "threads": [int(x) for x in m.group(5).split(",")
+                                    if x.isdigit()]})
+        return out
+
+    def vcpu_tids(self):
+        """vCPU thread ids from libvirt's status XML."""
+        path = os.path.join("/run/libvirt/qemu", self.name + ".xml")
+        with open(path) as f:
+            xml = f.read()
+        return {int(m.group(1)): int(m.group(2)) for m in re.finditer(
+            r"<vcpu id='(\d+)' pid='(\d+)'/>", xml)}
+
+    def schedstat(self):
+        """{vcpu: (run_ns, delay_ns)} of the vCPU threads now."""
+        qpid = pidfile(os.path.join("/run/libvirt/qemu", self.name + ".pid"))
+        out = {}
+        for v, tid in self.vcpu_tids().items():
+            with open("/proc/%d/task/%d/schedstat" % (qpid, tid)) as f:
+                r, d = f.read().split()[:2]
+            out[v] = (int(r), int(d))
+        return out
+
+    def destroy(self):
+        virsh("destroy", self.name, check=False)
+
+
+class Lab:
+    def __init__(self, prefix, agent, workloads, tmp_parent=None):
+        self.prefix = prefix
+        self.agent = os.path.abspath(agent)
+        self.workloads = os.path.abspath(workloads)
+        self.tmp = tempfile.mkdtemp(prefix="prefcpu-lab.", dir=tmp_parent)
+        # QEMU runs as an unprivileged user: it reads the kernel and
+        # initrd and writes the console files here.
+        os.chmod(self.tmp, 0o777)
+        self.kernel = self.initrd = None
+        self.names = []
+        self.vms = {}
+        self.started_libvirtd = None
+        self.started_virtlogd = None
+        self.old_handlers = {}
+
+    # Ctrl-C and SIGTERM unwind through __exit__, which removes everything.
+    def __enter__(self):
+        def on_signal(sig, frame):
+            raise KeyboardInterrupt("signal %d" % sig)
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            self.old_handlers[s] = signal.signal(s, on_signal)
+        return self
+
+    def __exit__(self, *exc):
+        # A second Ctrl-C must not cut the teardown short.
+        for s in self.old_handlers:
+            signal.signal(s, signal.SIG_IGN)
+        try:
+            self.close()
+        finally:
+            for s, h in self.old_handlers.items():
+                signal.signal(s, h)
+        return False
+
+    # --- libvirtd -----------------------------------------------------------
+    def ensure_libvirtd(self):
+        if libvirtd_up():
+            return
+        say("starting virtlogd and libvirtd")
+        if pidfile("/run/virtlogd.pid") is None:
+            run("virtlogd", "-d")
+            self.started_virtlogd = wait_for(
+                "virtlogd", lambda: pidfile("/run/virtlogd.pid"), 10)
+        run("libvirtd", "-d")
+        self.started_libvirtd = wait_for(
+            "libvirtd", lambda: pidfile("/run/libvirtd.pid"), 10)
+        wait_for("libvirtd answering", libvirtd_up, 30)
+
+    # --- image and domains ---------------------------------------------------
+    def image(self):
+        if self.kernel is None:
+            kernel, initrd = build_image(self.agent, self.workloads)
+            self.kernel = os.path.join(self.tmp, "vmlinuz")
+            self.initrd = os.path.join(self.tmp, "initrd.cpio.gz")
+            for src, dst in ((kernel, self.kernel), (initrd, self.initrd)):
+                shutil.copyfile(src, dst)
+                os.chmod(dst, 0o644)
+        return self.kernel, self.initrd
+
+    def define(self, suffix, workload="burn", vcpus=2, memory=160,
+               threads=0, agent="guestd", extra=""):
+        kernel, initrd = self.image()
+        name = self.prefix + suffix
+        console = os.path.join(self.tmp, name + ".console")
+        cmdline = ("console=ttyS0 quiet panic=-1 lab.workload=%s "
+                   "lab.threads=%d lab.agent=%s %s"
+                   % (workload, threads, agent, extra)).strip()
+        xml = DOMAIN_XML.format(name=name, memory=memory, vcpus=vcpus,
+                                kernel=kernel, initrd=initrd,
+                                cmdline=cmdline, console=console)
+        path = os.path.join(self.tmp, name + ".xml")
+        with open(path, "w") as f:
+            f.write(xml)
+        if name not in self.names:
+            self.names.append(name)
+        virsh("define", path)
+        self.vms[name] = VM(self, name, console)
+        return self.vms[name]
+
+    def start(self, suffix, **kw):
+        vm = self.define(suffix, **kw)
+        say("starting %s (%s)" % (vm.name, kw.get("workload", "burn")))
+        virsh("start", vm.name)
+        return vm
+
+    def remove(self, name):
+        virsh("destroy", name, check=False)
+        virsh("undefine", name, check=False)
+
+    def close(self):
+        for name in self.names:
+            try:
+                self.remove(name)
+            except Exception as e:        # keep removing the others
+                say("cleanup of %s: %s" % (name, e))
+        self.names = []
+        if self.started_libvirtd is not None:
+            others = [n for n in virsh("list", "--all", "--name",
+                                       check=False).stdout.split()]
+            if others:
+                say("leaving libvirtd running: other domains use it")
+            elif pidfile("/run/libvirtd.pid") == self.started_libvirtd:
+                os.kill(self.started_libvirtd, signal.SIGTERM)
+                if (self.started_virtlogd is not None and
+                        pidfile("/run/virtlogd.pid") == self.started_virtlogd):
+                    os.kill(self.started_virtlogd, signal.SIGTERM)
+            self.started_libvirtd = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def clean(prefix):
+    """Destroy and undefine every domain whose name starts with prefix (a
+    run that was killed with SIGKILL left them)."""
+    if not prefix.startswith("prefcpu-"):
+        raise LabError("refusing to clean domains outside prefcpu-*")
+    if not libvirtd_up():
+        return 0
+    n = 0
+    for name in virsh("list", "--all", "--name").stdout.split():
+        if name.startswith(prefix):
+            say("removing leftover domain %s" % name)
+            virsh("destroy", name, check=False)
+            virsh("undefine", name, check=False)
+            n += 1
+    return n
+
+
+def main():
+    ap = argparse.ArgumentParser(description="prefcpu VM lab")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("image", help="build (or find) the cached image")
+    p.add_argument("--agent", required=True)
+    p.add_argument("--workloads", required=True)
+    p = sub.add_parser("clean", help="remove leftover domains PREFIX*")
+    p.add_argument("prefix")
+    a = ap.parse_args()
+    try:
+        if a.cmd == "image":
+            k, i = build_image(a.agent, a.workloads)
+            print(k)
+            print(i)
+        else:
+            clean(a.prefix)
+    except Skip as e:
+        say("cannot run here: %s" % e)
+        return 77
+    except LabError as e:
+        say(str(e))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
