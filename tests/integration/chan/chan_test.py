@@ -13,7 +13,7 @@ counters a thread advances like a loaded host.  On the guest end:
   hostile  a hostile peer (garbage, a 10 MB line, a flood of 10000 lines)
            is counted and disconnected, retried after a growing pause, the
            daemon's memory stays bounded, and a good peer next to it still
-           gets a target every period.
+           gets a target every period, as does a mute one (never reads).
   observe  --observe: nobody is even connected to; nothing sent on SIGTERM.
 
 usage: chan_test.py HOSTD GUESTD SCENARIO
@@ -382,6 +382,19 @@ class HostilePeer(Listener):
             pass
 
 
+class MutePeer(Listener):
+    """Accepts and then neither reads nor writes: a hung guest."""
+
+    def serve(self, conn, n):
+        p = select.poll()
+        p.register(conn, select.POLLRDHUP)
+        while not self.stopping.is_set():
+            # Hang-up seen without reading a byte of what was sent.
+            if p.poll(100):
+                self.closed_by_daemon.append(time.monotonic())
+                return
+
+
 class Relay(Listener):
     """QEMU's part for the real agent: the daemon connects to one socket,
     the agent (--port unix:PATH) to another; bytes are passed both ways."""
@@ -549,10 +562,12 @@ def scenario_hostile(tmp, hostd, guestd):
     host = Host(tmp, hostd, [
         ("good", 2, 2, 1, 0.3, 0.0, True),
         ("bad", 2, 2, 1, 0.3, 0.0, True),
+        ("mute", 2, 2, 1, 0.3, 0.0, True),
     ])
     go = threading.Event()
     good = GoodGuest(host.sockets["good"], 2)
     bad = HostilePeer(host.sockets["bad"], go)
+    mute = MutePeer(host.sockets["mute"])
     host.start()
     wait_for(lambda: host.domain("good")["agent"]["state"] == "following",
              "the good guest to follow")
@@ -602,6 +617,14 @@ def scenario_hostile(tmp, hostd, guestd):
     check(d["agent"]["state"] == "following" and
           d["agent"]["protocol_errors"] == 0,
           "the good guest still follows, no errors")
+    # The hung guest: never steerable, reconnected to when it does not
+    # answer the hello (its unread bytes are then dropped with the socket).
+    d = host.domain("mute")
+    check(not d["agent"]["steerable"] and len(mute.accepts) >= 2,
+          "the mute guest is not steerable and was reconnected (%d "
+          "connections)" % len(mute.accepts))
+    check(re.search(r"domain mute: no agent answers on the channel",
+                    host.log_text()), "the daemon logs the mute guest")
     rc = host.terminate()
     check(rc == 0, "prefcpu-hostd exits 0 on SIGTERM")
     check(any(m["type"] == "release" for m in good.received),
