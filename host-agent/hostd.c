@@ -246,6 +246,7 @@ hostd_reload(struct hostd *d)
 	hconf_params(&c, &hp);
 	host_set_params(d->host, &hp);
 	chan_mgr_set_conf(d->chan, &c.chan, c.period_ms, c.observe);
+	http_set_period(d->http, c.period_ms);
 	if (roots) {
 		struct vm *vm;
 		unsigned int i;

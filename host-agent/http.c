@@ -241,6 +241,17 @@ http_fill(struct http_ctx *c, const char *only)
 	return 0;
 }
 
+static void
+http_cache_clear(struct http_server *srv)
+{
+	size_t	i;
+
+	for (i = 0; i < HTTP_NVIEWS; i++) {
+		free(srv->cache[i].body);
+		srv->cache[i].body = NULL;
+	}
+}
+
 /* A whole-model view, rendered at most once per period. */
 static void
 http_view(struct http_ctx *c, enum http_view v)
@@ -889,8 +900,6 @@ fail:
 void
 http_stop(struct http_server *srv)
 {
-	size_t	i;
-
 	if (srv == NULL)
 		return;
 	if (srv->tick != NULL)
@@ -904,10 +913,19 @@ http_stop(struct http_server *srv)
 			log_warn("unlink %s", srv->sock_path);
 		free(srv->sock_path);
 	}
-	for (i = 0; i < HTTP_NVIEWS; i++)
-		free(srv->cache[i].body);
+	http_cache_clear(srv);
 	api_snapshot_free(&srv->snap);
 	free(srv);
+}
+
+void
+http_set_period(struct http_server *srv, unsigned int period_ms)
+{
+	srv->period_ms = period_ms;
+	/* The cached views show the period too. */
+	http_cache_clear(srv);
+	evtimer_del(srv->tick);
+	http_tick_arm(srv);
 }
 
 unsigned int

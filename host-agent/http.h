@@ -84,6 +84,8 @@ struct http_server *http_start(struct event_base *, struct host *,
 	    unsigned int period_ms, char *err, size_t errlen);
 /* Close the listeners, drop connections and remove the unix socket. */
 void	http_stop(struct http_server *);
+/* The daemon's period changed (SIGHUP). */
+void	http_set_period(struct http_server *, unsigned int period_ms);
 /* The TCP port bound (useful with port 0), or 0. */
 unsigned int http_server_port(const struct http_server *);
 

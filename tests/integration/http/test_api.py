@@ -4,6 +4,7 @@ including bad requests, the write route and its refusal over TCP."""
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -236,6 +237,17 @@ def main():
         c.close()
         t.check(data is not None and time.monotonic() - t0 < 6,
                 'a slow client is dropped after the timeout')
+
+        # --- SIGHUP with a new period ------------------------------------
+        d.period_ms = 500
+        with open(d.conf, 'w') as f:
+            f.write(d.config(timeout='2'))
+        d.proc.send_signal(signal.SIGHUP)
+        d.wait_for('the new period in /api/v1/host', lambda:
+                   d.get('/api/v1/host')['period_ms'] == 500)
+        m = parse_metrics(d.tcp('GET', '/metrics')[2].decode())
+        t.eq(m[('prefcpu_period_seconds', frozenset())], 0.5,
+             'the new period in /metrics')
 
         # --- start-up refusals ------------------------------------------
         same = os.path.join(d.dir, 'same-socket.conf')
