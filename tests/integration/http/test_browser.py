@@ -152,6 +152,22 @@ def main():
                 'screenshot saved')
         print('screenshot: ' + shot)
     t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
+
+    # Many VMs: every one in the table, no per-VM charts.
+    many = [('vm%02d' % i, 2, 1024, {}, 0.5, 0.2) for i in range(30)]
+    with F.Hostd(domains=many) as d:
+        d.start(wait_periods=4)
+        profile = tempfile.mkdtemp(prefix='prefcpu-chromium-', dir=d.dir)
+        p = subprocess.run([chromium] + FLAGS + [
+            '--user-data-dir=' + profile, '--dump-dom', d.url + '/'],
+            capture_output=True, text=True, timeout=120)
+        dom = Dom()
+        dom.feed(p.stdout)
+        t.eq(sorted(r.get('name') for r in dom.rows),
+             sorted(x[0] for x in many), '30 VMs, 30 rows')
+        t.check('30 VMs: too many to chart' in p.stdout,
+                'per-VM charts give way to a note')
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
     t.done()
 
 
