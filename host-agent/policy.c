@@ -6,12 +6,37 @@
  * steady output.  No I/O and no clock: the caller passes the time in.
  *
  * Choices the design leaves open, and why:
- * - The floors (one core, min-cores) are lower bounds inside the
- *   water-fill, so the others share what the floors leave; only when the
- *   floors alone exceed the capacity is the domain over capacity.
+ * - Work conservation: the capacity is spent on what the VMs would use,
+ *   not on the vCPUs they prefer.  A VM with k cores costs
+ *   min(vCPUs of k cores, claim), and the rule is "sum over VMs of
+ *   min(preferred vCPUs, claim) <= C" (the unsteered at their demand),
+ *   both in the contention test and in the fit of whole cores.  So a
+ *   floor (one core, min-cores) that a VM does not use costs only its
+ *   claim: an idle VM keeps one core counted at a few hundredths of a
+ *   CPU, and the busy ones get the rest instead of leaving it idle.
+ * - The headroom is at most the demand itself: a VM using 0.02 CPUs does
+ *   not hold half a CPU of the capacity; from its floor it can grow to
+ *   the whole floor without a decision, and its demand shows it next
+ *   period.  From a demand of one headroom on the claim is demand plus
+ *   headroom, continuous across that point.
+ * - The floors (one core, min-cores), counted as above, are lower bounds
+ *   inside the water-fill, so the others share what the floors leave;
+ *   only when the floors alone exceed the capacity is the domain over
+ *   capacity.
  * - A VM's claim is at least the whole cores that keep its demand below
  *   the saturation level: a smaller claim would leave it saturated after
  *   the shrink, claiming all its vCPUs the next period (a flip-flop).
+ *   Only where those cores are above its floor: within the floor the VM
+ *   keeps its cores anyway, and the raise would only cost capacity.
+ * - Whole cores round to the nearest fit: a core is added while half of
+ *   what it costs still fits (used + cost / 2 < C), i.e. while the
+ *   over-commit it causes is smaller than the idle capacity it fills.
+ *   The sum may exceed C by less than half a core, never by a whole one;
+ *   rounding down would leave up to a core idle per domain (one busy VM
+ *   of 2 vCPUs and an idle one on 2 pCPUs: 1 vCPU, half the host idle).
+ * - A domain is contended only when some VM cannot have its claim in
+ *   whole cores: claims a little above C that round to everyone's claim
+ *   are no contention (all vCPUs, no persistence counted).
  * - The hint bound is the share the VM would get if every steered VM of
  *   its domain claimed all its vCPUs: what a busy honest VM can count on.
  * - A shrink deferred by persistence or dwell keeps the old cores and may
@@ -80,6 +105,7 @@ struct pvm {
 	bool		hint_raised;
 	bool		max_capped;	/* max-cores cut the claim */
 	bool		at_lo;		/* share raised to the core minimum */
+	bool		idle_floor;	/* claim below its floor's vCPUs */
 	bool		db_shrink;	/* shrink that the dead band may hold */
 	enum policy_reason reason;
 };
@@ -90,8 +116,8 @@ struct pdom {
 	double		free;		/* R: C minus what is not steered */
 	double		claims;
 	unsigned int	first, nvm;	/* slice of the VM index by domain */
-	long		budget;		/* whole vCPUs the steered may prefer */
 	bool		contended;
+	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
 };
 
@@ -742,6 +768,23 @@ policy_share_cores(const struct pvm *p)
 	return p->base_k + p->frac;
 }
 
+/*
+ * What k cores of a steered VM cost the capacity: the CPUs it would use
+ * of them, at most its claim.
+ */
+static double
+policy_cost(const struct pvm *p, unsigned int k)
+{
+	return p->cum[k] < p->claim ? p->cum[k] : p->claim;
+}
+
+/* Whether one more core of cost extra still fits: half of it at least. */
+static bool
+policy_fits(double used, double extra, double cap)
+{
+	return extra <= POLICY_EPS || used + extra / 2 < cap - POLICY_EPS;
+}
+
 static int
 policy_frac_cmp(const void *a, const void *b, void *arg)
 {
@@ -752,6 +795,24 @@ policy_frac_cmp(const void *a, const void *b, void *arg)
 	if (pv[x].frac != pv[y].frac)
 		return pv[x].frac > pv[y].frac ? -1 : 1;
 	return x < y ? -1 : x > y;
+}
+
+/* No contention: every steered VM gets all its cores, up to max-cores. */
+static void
+policy_all_cores(struct pvm *pv, const struct pdom *d,
+    const unsigned int *idx)
+{
+	unsigned int	j;
+
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		p->share = p->claim;
+		p->k = p->base_k = p->hi_k;
+		p->frac = 0;
+	}
 }
 
 /*
@@ -765,9 +826,8 @@ policy_decide_domain(const struct policy_config *cfg,
     unsigned int *cand)
 {
 	unsigned int	 j, na, nc = 0, i;
-	double		 notsteered = 0, all;
-	bool		 hinted = false;
-	long		 used;
+	double		 notsteered = 0, all, hr, used;
+	bool		 hinted = false, short_claim;
 
 	for (j = 0; j < d->nvm; j++) {
 		const struct policy_vm	*vm = &vms[idx[j]];
@@ -793,10 +853,12 @@ policy_decide_domain(const struct policy_config *cfg,
 			if (p->saturated)
 				p->claim = p->cum[p->nusable];
 			else {
-				p->claim = p->demand + cfg->headroom;
+				hr = cfg->headroom < p->demand ?
+				    cfg->headroom : p->demand;
+				p->claim = p->demand + hr;
 				i = policy_cores_above(p, p->demand /
 				    cfg->saturation);
-				if (p->cum[i] > p->claim)
+				if (i > p->lo_k && p->cum[i] > p->claim)
 					p->claim = p->cum[i];
 			}
 			p->max_capped = p->claim > all + POLICY_EPS &&
@@ -854,28 +916,26 @@ policy_decide_domain(const struct policy_config *cfg,
 		if (pv[idx[j]].kind == PVM_AUTO)
 			d->claims += pv[idx[j]].claim;
 	d->contended = d->claims > d->capacity + POLICY_EPS;
-	d->budget = (long)floor(d->free + POLICY_EPS);
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
 
+		if (p->kind == PVM_AUTO)
+			p->idle_floor = p->claim < p->cum[p->lo_k] -
+			    POLICY_EPS;
+	}
 	if (!d->contended) {
-		for (j = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[idx[j]];
-
-			if (p->kind != PVM_AUTO)
-				continue;
-			p->share = p->claim;
-			p->k = p->base_k = p->hi_k;
-		}
+		policy_all_cores(pv, d, idx);
 		return;
 	}
 
+	/* Floors count at what they would use: lo is their cost. */
 	for (j = 0, na = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[idx[j]];
-		double		 lo = p->cum[p->lo_k];
 
 		if (p->kind != PVM_AUTO)
 			continue;
 		it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
-		    .lo = lo, .hi = p->claim > lo ? p->claim : lo };
+		    .lo = policy_cost(p, p->lo_k), .hi = p->claim };
 	}
 	policy_waterfill(it, na, d->free, ev);
 
@@ -901,27 +961,44 @@ policy_decide_domain(const struct policy_config *cfg,
 			    (p->cum[p->k + 1] - p->cum[p->k]);
 		if (p->frac < 0)
 			p->frac = 0;
-		used += p->cum[p->k];
+		used += policy_cost(p, p->k);
 		if (p->k < p->hi_k && p->frac > POLICY_EPS)
 			cand[nc++] = idx[j];
 	}
+	/* Shares sum to R unless the floors alone exceed it. */
+	d->over = used > d->free + POLICY_EPS;
 	qsort_r(cand, nc, sizeof(*cand), policy_frac_cmp, pv);
 	for (j = 0; j < nc; j++) {
 		struct pvm	*p = &pv[cand[j]];
-		long		 size = p->cum[p->k + 1] - p->cum[p->k];
+		double		 extra = policy_cost(p, p->k + 1) -
+		    policy_cost(p, p->k);
 
-		if (used + size <= d->budget) {
+		if (policy_fits(used, extra, d->free)) {
 			p->k++;
-			used += size;
+			used += extra;
 		}
 	}
-	d->over = used > d->budget;
+
+	/* Every claim met in whole cores: no contention after all. */
+	short_claim = false;
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind == PVM_AUTO &&
+		    policy_cost(p, p->k) < p->claim - POLICY_EPS)
+			short_claim = true;
+	}
+	if (!short_claim && !d->over) {
+		d->contended = false;
+		d->rounded = true;
+		policy_all_cores(pv, d, idx);
+	}
 }
 
 /*
  * Damp one steered VM of a contended domain: decide between its target k
  * and its current cores.  Shrinks that only the dead band would hold are
- * marked and settled afterwards against the domain's budget.
+ * marked and settled afterwards against the domain's capacity.
  */
 static void
 policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
@@ -971,8 +1048,9 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 
 	switch (o->reason) {
 	case POLICY_R_NO_CONTENTION:
-		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs "
-		    "-> all %u vCPUs", d->claims, d->capacity, o->vcpus);
+		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs%s "
+		    "-> all %u vCPUs", d->claims, d->capacity, d->rounded ?
+		    ", within half a core" : "", o->vcpus);
 		break;
 	case POLICY_R_MAX_CORES:
 		if (!d->contended)
@@ -984,7 +1062,12 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 			    p->share, d->free, w, vm->max_cores, o->vcpus);
 		break;
 	case POLICY_R_FAIR_SHARE:
-		if (p->at_lo && p->lo_k == 1)
+		if (p->idle_floor && p->k == p->lo_k)
+			snprintf(s, len, "idle: 1 core kept (vCPU 0's), "
+			    "counted at %.2f of %.2f CPUs -> %u vCPUs%s",
+			    p->claim, d->free, o->vcpus,
+			    d->over ? "; domain over capacity" : "");
+		else if (p->at_lo && p->lo_k == 1)
 			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
 			    "weight %u, below one core -> 1 core (vCPU 0's), "
 			    "%u vCPUs%s", p->share, d->free, w, o->vcpus,
@@ -996,10 +1079,17 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 			    o->vcpus);
 		break;
 	case POLICY_R_MIN_CORES:
-		snprintf(s, len, "fair share %.2f of %.2f CPUs at weight %u "
-		    "raised to min-cores %u -> %u vCPUs%s", p->share,
-		    d->free, w, vm->min_cores, o->vcpus,
-		    d->over ? "; domain over capacity" : "");
+		if (p->idle_floor)
+			snprintf(s, len, "idle: min-cores %u kept, counted at "
+			    "%.2f of %.2f CPUs -> %u vCPUs%s", vm->min_cores,
+			    p->claim, d->free, o->vcpus,
+			    d->over ? "; domain over capacity" : "");
+		else
+			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+			    "weight %u raised to min-cores %u -> %u vCPUs%s",
+			    p->share,
+			    d->free, w, vm->min_cores, o->vcpus,
+			    d->over ? "; domain over capacity" : "");
 		break;
 	case POLICY_R_GROW:
 		snprintf(s, len, "saturated (%.2f CPUs busy on %u vCPUs), "
@@ -1040,6 +1130,10 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    p->counted);
 		break;
 	}
+	off = strlen(s);
+	if (o->reason == POLICY_R_NO_CONTENTION && p->idle_floor && off < len)
+		snprintf(s + off, len - off, "; idle, counted at %.2f CPUs",
+		    p->claim);
 	off = strlen(s);
 	if (p->hint_raised && off < len)
 		snprintf(s + off, len - off, "; hint %.0f runnable raised "
@@ -1167,7 +1261,7 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		struct pdom	*d = &doms[i];
 		const unsigned int *di = idx + d->first;
 		unsigned int	 j;
-		long		 total = 0;
+		double		 total = 0;
 
 		policy_decide_domain(cfg, vms, pv, d, di, it, ev, cand);
 		for (j = 0; j < d->nvm; j++) {
@@ -1186,19 +1280,20 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 				continue;
 			}
 			policy_damp(cfg, &vms[di[j]], host, p);
-			total += p->cum[p->k];
+			total += policy_cost(p, p->k);
 		}
 		if (!d->contended)
 			continue;
 		/* The dead band may hold a shrink only where there is room. */
 		for (j = 0; j < d->nvm; j++) {
 			struct pvm	*p = &pv[di[j]];
-			long		 extra;
+			double		 extra;
 
 			if (p->kind != PVM_AUTO || !p->db_shrink)
 				continue;
-			extra = (long)p->cum[p->cur_k] - p->cum[p->k];
-			if (total + extra <= d->budget) {
+			extra = policy_cost(p, p->cur_k) -
+			    policy_cost(p, p->k);
+			if (policy_fits(total, extra, d->free)) {
 				p->k = p->cur_k;
 				p->reason = POLICY_R_HOLD_DEAD_BAND;
 				total += extra;
@@ -1210,7 +1305,8 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 			if (p->kind != PVM_AUTO ||
 			    p->reason != POLICY_R_FAIR_SHARE)
 				continue;
-			if (p->at_lo && p->lo_k > 1 && p->k == p->lo_k)
+			if ((p->at_lo || p->idle_floor) && p->lo_k > 1 &&
+			    p->k == p->lo_k)
 				p->reason = POLICY_R_MIN_CORES;
 			else if (p->max_capped && p->k == p->hi_k)
 				p->reason = POLICY_R_MAX_CORES;

@@ -125,6 +125,28 @@ pref(const struct tbed *b, unsigned int i)
 	return b->out[i].vcpus;
 }
 
+/*
+ * CPUs the VMs would use with their decisions: a steered VM at most its
+ * claim of its preferred vCPUs, the others their claim (their demand).
+ */
+static double
+used_cpus(const struct tbed *b)
+{
+	double		sum = 0;
+	unsigned int	i;
+
+	for (i = 0; i < b->n; i++) {
+		const struct policy_decision	*o = &b->out[i];
+
+		if (b->v[i]->vm.steerable && b->v[i]->vm.mode ==
+		    POLICY_MODE_AUTO)
+			sum += fmin(o->vcpus, o->claim);
+		else
+			sum += o->claim;
+	}
+	return sum;
+}
+
 static void
 assert_set(const struct cpuset *s, const char *want)
 {
@@ -207,10 +229,49 @@ static const struct scenario scenarios[] = {
 	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
 	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	} },
-	{ "idle VM keeps a core, the busy one the rest", 8, 0, 10, true,
-	  false, {
+	{ "a VM using 0.6 of its core keeps it, the busy one the rest", 8,
+	  0, 10, true, false, {
 	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 7, POLICY_R_FAIR_SHARE },
-	    { 8, 1, 100, 0.2, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.6, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	} },
+	/*
+	 * Work conservation: an idle VM's floor costs what it uses, so the
+	 * busy VM next to it keeps both vCPUs of this 2-CPU host.
+	 */
+	{ "2 pCPUs: busy 2-vCPU VM and idle 2-vCPU VM", 2, 0, 10, false,
+	  false, {
+	    { 2, 1, 100, 2.0, 0.0, 0, 0, false, 2, POLICY_R_NO_CONTENTION },
+	    { 2, 1, 100, 0.02, 0.0, 0, 0, false, 2,
+	      POLICY_R_NO_CONTENTION },
+	} },
+	{ "2 pCPUs, as measured in the lab: non-VM load, some delay", 2,
+	  0.12, 10, false, false, {
+	    { 2, 1, 100, 1.9, 0.08, 0, 0, false, 2,
+	      POLICY_R_NO_CONTENTION },
+	    { 2, 1, 100, 0.03, 0.02, 0, 0, false, 2,
+	      POLICY_R_NO_CONTENTION },
+	} },
+	{ "16 pCPUs: two busy 8-vCPU VMs and two idle ones", 16, 0, 10,
+	  false, false, {
+	    { 8, 1, 100, 7.6, 4.0, 0, 0, false, 8, POLICY_R_NO_CONTENTION },
+	    { 8, 1, 100, 7.6, 4.0, 0, 0, false, 8, POLICY_R_NO_CONTENTION },
+	    { 8, 1, 100, 0.05, 0.0, 0, 0, false, 8,
+	      POLICY_R_NO_CONTENTION },
+	    { 8, 1, 100, 0.05, 0.0, 0, 0, false, 8,
+	      POLICY_R_NO_CONTENTION },
+	} },
+	{ "16 pCPUs: two busy VMs, two using 0.3 CPUs: 8 + 7 + 1 + 1", 16, 0,
+	  10, true, false, {
+	    { 8, 1, 100, 7.6, 4.0, 0, 0, false, 8, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 7.6, 4.0, 0, 0, false, 7, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.3, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.3, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	} },
+	{ "an idle VM's min-cores costs its use: 4 + 4 + 3 on 8", 8, 0, 10,
+	  true, false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.1, 0.0, 3, 0, false, 3, POLICY_R_MIN_CORES },
 	} },
 	{ "one core each is more than the host: over capacity", 2, 0, 10,
 	  true, true, {
@@ -233,8 +294,7 @@ START_TEST(test_scenario)
 {
 	const struct scenario	*sc = &scenarios[_i];
 	struct tbed		*b = tbed_new(sc->npcpus, sc->nonvm);
-	unsigned int		 i, steered = 0;
-	double			 unsteered = 0;
+	unsigned int		 i, maxsmt = 1;
 
 	for (i = 0; i < nitems(sc->vm) && sc->vm[i].nvcpus != 0; i++) {
 		const struct svm	*s = &sc->vm[i];
@@ -264,18 +324,21 @@ START_TEST(test_scenario)
 		ck_assert_uint_eq(pref(b, i) % s->smt, 0);
 		ck_assert_uint_eq(b->out[i].cores * s->smt, pref(b, i));
 		ck_assert_str_ne(b->out[i].why, "");
-		if (s->unsteerable)
-			unsteered += b->out[i].claim;
-		else
-			steered += pref(b, i);
+		if (s->smt > maxsmt)
+			maxsmt = s->smt;
+		/* An unused floor is counted at the VM's use, and says so. */
+		if (!s->unsteerable && b->out[i].claim < s->smt *
+		    (s->min_cores > 1 ? s->min_cores : 1))
+			ck_assert_msg(strstr(b->out[i].why, "idle"),
+			    "%s: vm%u: %s", sc->name, i, b->out[i].why);
 	}
 	ck_assert_msg(b->sum.over_capacity == sc->over_capacity,
 	    "%s: over_capacity %d", sc->name, b->sum.over_capacity);
 	ck_assert_uint_eq(b->sum.ndomains, 1);
 	if (sc->contended && !sc->over_capacity)
-		ck_assert_msg(steered <= floor(b->out[0].capacity - unsteered +
-		    1e-9), "%s: %u preferred vCPUs above %.2f CPUs", sc->name,
-		    steered, b->out[0].capacity - unsteered);
+		ck_assert_msg(used_cpus(b) < b->out[0].capacity + maxsmt / 2.0,
+		    "%s: VMs would use %.2f CPUs of %.2f", sc->name,
+		    used_cpus(b), b->out[0].capacity);
 	if (sc->over_capacity)
 		for (i = 0; i < b->n; i++)
 			ck_assert_msg(strstr(b->out[i].why, "over capacity"),
@@ -430,7 +493,7 @@ START_TEST(test_grow_on_saturation)
 	struct tvm	*c = tbed_add(b, 8, 1, 100);
 
 	tvm_load(a, 4.0, 4.0);
-	tvm_load(c, 0.2, 0);
+	tvm_load(c, 0.6, 0);
 	tbed_run(b, 10);
 	ck_assert_uint_eq(pref(b, 0), 7);
 	ck_assert_uint_eq(pref(b, 1), 1);
@@ -451,6 +514,91 @@ START_TEST(test_grow_on_saturation)
 	tbed_run(b, 20);
 	ck_assert_uint_eq(pref(b, 0), 4);
 	ck_assert_uint_eq(pref(b, 1), 4);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * An idle VM wakes up.  Narrowed to its one core it saturates it and
+ * grows at once; the busy VMs shrink only as the dwell time allows.  Next
+ * to VMs that kept all their vCPUs (no contention before), the new
+ * contention must persist before anyone shrinks.
+ */
+START_TEST(test_wakeup)
+{
+	struct tbed	*b = tbed_new(12, 0);
+	struct tvm	*b1 = tbed_add(b, 8, 1, 100);
+	struct tvm	*b2 = tbed_add(b, 8, 1, 100);
+	struct tvm	*idle = tbed_add(b, 8, 1, 100);
+	unsigned int	 i;
+
+	tvm_load(b1, 6.0, 4.0);
+	tvm_load(b2, 6.0, 4.0);
+	tvm_load(idle, 0.05, 0);
+	tbed_run(b, 3);			/* t = 3000: shrink after persistence */
+	ck_assert(b->out[0].contended);
+	ck_assert_uint_eq(pref(b, 0), 6);
+	ck_assert_uint_eq(pref(b, 1), 6);
+	ck_assert_uint_eq(pref(b, 2), 1);
+	ck_assert_msg(strstr(b->out[2].why, "idle: 1 core kept"), "why: %s",
+	    b->out[2].why);
+	ck_assert_uint_eq(b1->st.last_change_ms, 3000);
+
+	/* t = 4000: it wakes with 8 tasks on its one vCPU. */
+	tvm_load(idle, 1.0, 7.0);
+	tvm_load(b1, 6.0, 2.0);
+	tvm_load(b2, 6.0, 2.0);
+	tbed_step(b);
+	ck_assert(b->out[2].saturated);
+	ck_assert_uint_eq(pref(b, 2), 4);
+	ck_assert_int_eq(b->out[2].reason, POLICY_R_GROW);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(pref(b, i), 6);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_HOLD_DWELL);
+	}
+	tvm_load(idle, 4.0, 2.0);
+	tbed_step(b);			/* t = 5000 */
+	ck_assert_uint_eq(pref(b, 0), 6);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_DWELL);
+	ck_assert_uint_eq(pref(b, 2), 4);
+	tbed_step(b);			/* t = 6000: dwell over */
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(pref(b, i), 4);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_FAIR_SHARE);
+	tbed_run(b, 10);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert(!b->out[i].changed);
+	}
+	tbed_free(b);
+
+	/* 16 pCPUs, two busy and two idle VMs: all keep all vCPUs. */
+	b = tbed_new(16, 0);
+	b->cfg.ewma_alpha = 1.0;
+	for (i = 0; i < 4; i++)
+		tvm_load(tbed_add(b, 8, 1, 100), i < 2 ? 7.6 : 0.05,
+		    i < 2 ? 4.0 : 0);
+	tbed_run(b, 5);
+	for (i = 0; i < 4; i++) {
+		ck_assert_uint_eq(pref(b, i), 8);
+		ck_assert(!b->out[i].contended);
+	}
+	ck_assert_msg(strstr(b->out[2].why, "idle, counted at 0.10 CPUs"),
+	    "why: %s", b->out[2].why);
+	tvm_load(b->v[2], 6.0, 6.0);
+	for (i = 0; i < 2; i++) {
+		tbed_step(b);
+		ck_assert(b->out[0].contended);
+		ck_assert_uint_eq(pref(b, 0), 8);
+		ck_assert_uint_eq(pref(b, 2), 8);
+		ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_PERSIST);
+	}
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 6);
+	ck_assert_uint_eq(pref(b, 1), 5);
+	ck_assert_uint_eq(pref(b, 2), 5);
+	ck_assert_uint_eq(pref(b, 3), 1);
+	ck_assert_double_lt(used_cpus(b), 16.5);
 	tbed_free(b);
 }
 END_TEST
@@ -543,6 +691,8 @@ check_maxmin(const struct tbed *b, double R)
 			smt = t->vm.nvcpus / t->vm.ncores;
 			lo = smt * (t->vm.min_cores > 1 ? (t->vm.min_cores <
 			    t->vm.ncores ? t->vm.min_cores : t->vm.ncores) : 1);
+			/* A floor counts at most the VM's claim. */
+			lo = fmin(lo, o->claim);
 			x = o->share / t->vm.weight;
 			if (pass == 0) {
 				sum += o->share;
@@ -583,7 +733,7 @@ START_TEST(test_random_invariants)
 #define RND(n)	test_rand(&seed, (n))
 	for (round = 0; round < 200; round++) {
 		struct tbed	*b = tbed_new(RND(16) + 2, RND(3) * 0.5);
-		unsigned int	 nvm = RND(8) + 1, steered;
+		unsigned int	 nvm = RND(8) + 1, maxsmt = 1;
 		double		 counted;
 
 		for (i = 0; i < nvm; i++) {
@@ -602,9 +752,10 @@ START_TEST(test_random_invariants)
 				t->vm.steerable = false;
 			if (RND(8) == 0)
 				t->vm.hint_runnable = RND(200);
+			if (smt > maxsmt)
+				maxsmt = smt;
 		}
 		tbed_run(b, 30);
-		steered = 0;
 		counted = 0;
 		for (i = 0; i < b->n; i++) {
 			const struct policy_decision *o = &b->out[i];
@@ -640,15 +791,15 @@ START_TEST(test_random_invariants)
 				if (j >= o->cores)
 					ck_assert(cpuset_empty(&x));
 			}
-			steered += o->vcpus;
 		}
 		if (b->out[0].contended)
 			check_maxmin(b, fmax(0, b->out[0].capacity - counted));
+		/* Whole cores overshoot the capacity by less than half one. */
 		if (b->out[0].contended && !b->sum.over_capacity)
-			ck_assert_msg(steered <= floor(fmax(0,
-			    b->out[0].capacity - counted) + 1e-9),
-			    "round %u: %u preferred above %.2f", round,
-			    steered, b->out[0].capacity - counted);
+			ck_assert_msg(used_cpus(b) < fmax(b->out[0].capacity,
+			    counted) + maxsmt / 2.0,
+			    "round %u: VMs would use %.2f of %.2f CPUs", round,
+			    used_cpus(b), b->out[0].capacity);
 		/* Steady input: steady output. */
 		tbed_step(b);
 		for (i = 0; i < b->n; i++)
@@ -750,7 +901,7 @@ END_TEST
 START_TEST(test_hint_bounded)
 {
 	struct tbed	*b;
-	double		 share[3];
+	double		 share[3], claim[3];
 	unsigned int	 vcpus[3], mode;
 
 	/* 0: idle and lying, 1: busy and honest, 2: idle, no hint. */
@@ -771,19 +922,26 @@ START_TEST(test_hint_bounded)
 			a->vm.hint_runnable = 100;
 		tbed_run(b, 10);
 		share[mode] = b->out[0].share;
+		claim[mode] = b->out[0].claim;
 		vcpus[mode] = pref(b, 0);
 		if (mode == 0)
 			ck_assert_msg(strstr(b->out[0].why, "hint 100"),
 			    "why: %s", b->out[0].why);
-		ck_assert_uint_le(pref(b, 0) + pref(b, 1) + pref(b, 2), 9);
+		ck_assert_double_lt(used_cpus(b), 9.5);
 		tbed_free(b);
 	}
 	ck_assert_double_le_tol(share[0], 3.0, 1e-9);
 	ck_assert_uint_eq(vcpus[0], 3);
-	ck_assert_double_eq_tol(share[1], 4.0, 1e-9);
-	ck_assert_uint_eq(vcpus[1], 4);
-	/* The hint counts: more than the idle VM without one. */
-	ck_assert_uint_eq(vcpus[2], 1);
+	/* Honest and busy: 9 less the idle VM's 0.4, halved; 4 + 1 cores. */
+	ck_assert_double_eq_tol(share[1], 4.3, 1e-9);
+	ck_assert_uint_eq(vcpus[1], 5);
+	/*
+	 * The hint counts: without it the idle VM claims 0.4 CPUs, which
+	 * leaves room for all (8 vCPUs each, no contention).
+	 */
+	ck_assert_double_eq_tol(claim[2], 0.4, 1e-9);
+	ck_assert_double_eq_tol(claim[0], 3.0, 1e-9);
+	ck_assert_uint_eq(vcpus[2], 8);
 }
 END_TEST
 
@@ -1043,6 +1201,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_persist_resets);
 	tcase_add_test(tc, test_bounds_change);
 	tcase_add_test(tc, test_grow_on_saturation);
+	tcase_add_test(tc, test_wakeup);
 	tcase_add_test(tc, test_stable);
 	tcase_add_test(tc, test_stable_closed_loop);
 	tcase_add_test(tc, test_random_invariants);
