@@ -21,6 +21,7 @@ As a module:
 As a command:
     lab.py image --agent PATH --workloads DIR
     lab.py clean PREFIX        destroy and undefine every domain PREFIX*
+    lab.py demo --hostd H --ctl C --agent A --workloads DIR [--seconds N]
 """
 
 import argparse
@@ -382,6 +383,120 @@ def clean(prefix):
     return n
 
 
+def vm_lock(wait_msg=None):
+    """E2E tests, benchmarks and the demo share the host's CPUs: one at a
+    time.  Returns the open lock file (closing it unlocks)."""
+    d = "/run/lock" if os.path.isdir("/run/lock") else tempfile.gettempdir()
+    f = open(os.path.join(d, "prefcpu-lab-vms.lock"), "w")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        if wait_msg:
+            say(wait_msg)
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def free_port(first, count=20):
+    import socket
+    for port in range(first, first + count):
+        s = socket.socket()
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+        finally:
+            s.close()
+    raise LabError("no free TCP port in %d..%d" % (first, first + count - 1))
+
+
+# The demo's guests: together 6 vCPUs on a 2-CPU host.
+DEMO_VMS = (("spin-1", "spin"), ("spin-2", "spin"), ("burn", "burn"))
+
+
+def demo_summary(vms):
+    parts = []
+    for vm in vms:
+        ms = vm.mons()
+        cpus = ms[-1]["cpus"] if ms else "?"
+        ops = re.findall(r"^lab-spin: ops/s (\d+)", vm.text(), re.M)
+        parts.append("%s cpus=%s%s" % (vm.name, cpus,
+                                       " ops/s=%s" % ops[-1] if ops else ""))
+    return "guests: " + "; ".join(parts)
+
+
+def demo(hostd_bin, ctl_bin, agent, workloads, seconds):
+    check_machine()
+    held = vm_lock("another lab user (e2e test or benchmark) runs VMs: "
+                   "waiting for it")
+    t0 = time.monotonic()
+    proc = None
+    try:
+        with Lab("prefcpu-demo-", agent, workloads) as lab:
+            lab.ensure_libvirtd()
+            clean("prefcpu-demo-")
+            say("building the guest image (first time: downloads the "
+                "kernel from the Debian archive)")
+            lab.image()
+            vms = [lab.start(n, workload=w, threads=2) for n, w in DEMO_VMS]
+            up = set()
+            while len(up) < len(vms):
+                for vm in vms:
+                    if vm.name not in up and re.search(
+                            r"^lab-mon ", vm.text(), re.M):
+                        up.add(vm.name)
+                        say("%s is up (%d of %d, %.0f s)"
+                            % (vm.name, len(up), len(vms),
+                               time.monotonic() - t0))
+                if time.monotonic() - t0 > 600:
+                    raise LabError("guests did not boot within 10 min")
+                time.sleep(0.5)
+            port = free_port(9471)
+            sock = os.path.join(lab.tmp, "hostd.sock")
+            conf = os.path.join(lab.tmp, "hostd.conf")
+            with open(conf, "w") as f:
+                f.write("[hostd]\nuri = %s\nperiod-ms = 1000\n"
+                        "log-level = notice\n\n[http]\n"
+                        "listen = 127.0.0.1:%d\nsocket = %s\n"
+                        % (URI, port, sock))
+            print("\n  %d VMs x 2 vCPUs on %d host CPUs.  prefcpu-hostd runs "
+                  "below; its decisions are logged as they happen.\n"
+                  "  dashboard:  http://127.0.0.1:%d/\n"
+                  "  status:     %s --socket %s status\n"
+                  "  Ctrl-C stops the daemon and removes the VMs.\n"
+                  % (len(vms), os.cpu_count(), port, ctl_bin, sock),
+                  flush=True)
+            proc = subprocess.Popen([hostd_bin, "--foreground", "--config",
+                                     conf])
+            end = time.monotonic() + seconds if seconds else None
+            while proc.poll() is None:
+                if end is not None and time.monotonic() >= end:
+                    break
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    say(demo_summary(vms))
+            if proc.poll() is not None:
+                raise LabError("prefcpu-hostd exited with %d"
+                               % proc.returncode)
+            say(demo_summary(vms))
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(15)
+    except KeyboardInterrupt:
+        say("interrupted: stopping")
+    finally:
+        if proc is not None and proc.poll() is None:
+            # Ctrl-C reached the daemon too; give it time to release.
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        held.close()
+    say("demo finished; its VMs are removed")
+
+
 def main():
     ap = argparse.ArgumentParser(description="prefcpu VM lab")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -390,9 +505,18 @@ def main():
     p.add_argument("--workloads", required=True)
     p = sub.add_parser("clean", help="remove leftover domains PREFIX*")
     p.add_argument("prefix")
+    p = sub.add_parser("demo", help="three VMs and prefcpu-hostd")
+    p.add_argument("--hostd", required=True)
+    p.add_argument("--ctl", required=True)
+    p.add_argument("--agent", required=True)
+    p.add_argument("--workloads", required=True)
+    p.add_argument("--seconds", type=int, default=0,
+                   help="stop after this long (default: at Ctrl-C)")
     a = ap.parse_args()
     try:
-        if a.cmd == "image":
+        if a.cmd == "demo":
+            demo(a.hostd, a.ctl, a.agent, a.workloads, a.seconds)
+        elif a.cmd == "image":
             k, i = build_image(a.agent, a.workloads)
             print(k)
             print(i)

@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""End-to-end tests of prefcpu on real TCG VMs from the lab (tests/lab).
+
+Each scenario boots lab domains named prefcpu-e2e-PID-*, runs the real
+prefcpu-hostd against the real libvirtd with a short period and lease, and
+checks what a user would: inside the guest (the lab's /init prints the
+workload cgroup's effective cpuset, per-CPU busy percentages and where the
+workload threads ran, on the serial console, which libvirt writes to a
+file) and from the host (the vCPU threads' run time and run delay from
+/proc/PID/task/TID/schedstat, the daemon's API on its unix socket, its log).
+
+Scenarios:
+  overcommit   two busy VMs of 2 vCPUs on this 2-CPU host: each guest's
+               workload ends up on one vCPU, the idle vCPUs' run time drops
+               near zero and the host's run delay falls; then the daemon is
+               killed with SIGKILL (guests get all vCPUs back after the
+               lease), restarted (targets back), and stopped with SIGTERM
+               (every guest released at once).
+  conserve     one busy VM and one idle VM: the busy one keeps all its
+               vCPUs; then a busy VM started while the daemon runs brings
+               contention (reaction time measured from the onset), and
+               destroying it while connected returns the first VM its vCPUs.
+  agent-kill   the guest agent is killed with SIGKILL in one VM: restarted,
+               it restores the originals, reconnects, and the target is
+               applied again.
+  hostile      a VM whose program on the port sends garbage, overlong lines
+               and a flood: the daemon's memory stays bounded, the errors
+               are counted, and the other VM's targets still arrive.
+
+usage: e2e.py SCENARIO HOSTD AGENT WORKLOADS_DIR
+Exit 0 pass, 1 fail, 77 skip (no root, no QEMU, no kernel).  Figures are
+printed as lines starting with "e2e figure:".
+"""
+
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lab"))
+import lab as labmod                                    # noqa: E402
+
+SKIP = 77
+PERIOD_MS = 1000
+LEASE_MS = 8000
+BOOT_TIMEOUT = 240
+
+
+def log(msg):
+    print("e2e: " + msg, flush=True)
+
+
+def figure(msg):
+    print("e2e figure: " + msg, flush=True)
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+    log("ok: " + what)
+
+
+def wait_for(what, pred, timeout, step=0.2):
+    try:
+        return labmod.wait_for(what, pred, timeout, step)
+    except labmod.LabError as e:
+        raise Fail(str(e))
+
+
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost", timeout=5)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(5)
+        self.sock.connect(self.path)
+
+
+class Hostd:
+    """The real prefcpu-hostd in the foreground, logging to a file."""
+
+    def __init__(self, binary, tmp):
+        self.binary = binary
+        self.tmp = tmp
+        self.sock = os.path.join(tmp, "api.sock")
+        self.logf = os.path.join(tmp, "hostd.log")
+        self.conf = os.path.join(tmp, "hostd.conf")
+        self.proc = None
+        with open(self.conf, "w") as f:
+            f.write("[hostd]\nuri = %s\nperiod-ms = %d\nlog-level = info\n"
+                    "\n[policy]\nshrink-after = 1\ndwell-ms = 1000\n"
+                    "\n[channel]\nlease-ms = %d\nbackoff-min-ms = 500\n"
+                    "backoff-max-ms = 2000\n"
+                    "\n[http]\nlisten = \"\"\nsocket = %s\n"
+                    % (labmod.URI, PERIOD_MS, LEASE_MS, self.sock))
+
+    def start(self):
+        self.fp = open(self.logf, "a")
+        self.proc = subprocess.Popen(
+            [self.binary, "--foreground", "--config", self.conf],
+            stdout=self.fp, stderr=subprocess.STDOUT)
+        self.started = time.monotonic()
+        wait_for("the daemon's API", lambda: self.api_ok(), 30)
+        log("prefcpu-hostd pid %d up" % self.proc.pid)
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def api_ok(self):
+        if not self.alive():
+            raise Fail("prefcpu-hostd exited (%s)" % self.proc.returncode)
+        try:
+            self.api("/api/v1/host")
+            return True
+        except (OSError, http.client.HTTPException, ValueError, Fail):
+            return False        # 503 until the first period is done
+
+    def api(self, path):
+        c = UnixHTTP(self.sock)
+        try:
+            c.request("GET", path)
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 200:
+                raise Fail("GET %s: HTTP %d" % (path, r.status))
+            return json.loads(body)
+        finally:
+            c.close()
+
+    def domain(self, name):
+        for d in self.api("/api/v1/domains")["domains"]:
+            if d["name"] == name:
+                return d
+        return None
+
+    def text(self):
+        with open(self.logf, errors="replace") as f:
+            return f.read()
+
+    def mark(self):
+        return len(self.text())
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout=15):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Fail("prefcpu-hostd did not exit within %d s" % timeout)
+
+    def stop(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def cost(self, seconds):
+        """CPU ms per period and RSS KiB of the running daemon."""
+        pid = self.proc.pid
+
+        def cpu():
+            with open("/proc/%d/schedstat" % pid) as f:
+                return int(f.read().split()[0])
+        t0, c0 = time.monotonic(), cpu()
+        time.sleep(seconds)
+        t1, c1 = time.monotonic(), cpu()
+        return ((c1 - c0) / 1e6 / ((t1 - t0) * 1000 / PERIOD_MS),
+                rss_kib(pid))
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+# --- guest-side observations ------------------------------------------------
+
+def booted(vm, since=0):
+    """Wait until the guest's workload runs and its monitor reports."""
+    vm.wait_console(r"^lab-workload: started", since, BOOT_TIMEOUT)
+    vm.wait_console(r"^lab-mon \d+ ", since, BOOT_TIMEOUT)
+
+
+def narrowed(vm, since, want="0"):
+    """The monitor shows the workload's cpuset is exactly want."""
+    return any(m["cpus"] == want for m in vm.mons(since))
+
+
+def wait_cpus(vm, want, since, timeout):
+    """Wait for a lab-mon line with cpus=want after since; return the host
+    time it was seen."""
+    wait_for("%s: workload cpuset %s" % (vm.name, want),
+             lambda: narrowed(vm, since, want), timeout, step=0.1)
+    return time.monotonic()
+
+
+def agent_line(vm, pattern, since, timeout):
+    """Wait for the guest agent's log line (it reaches the console as the
+    agent acts, before the next monitor line); return (host time seen,
+    offset after it)."""
+    m = wait_for("%s: agent: %s" % (vm.name, pattern),
+                 lambda: re.compile(r"^prefcpu-guestd: " + pattern, re.M)
+                 .search(vm.text(), since), timeout, step=0.05)
+    return time.monotonic(), m.end()
+
+
+APPLIED0 = r"preferring CPUs 0 \("
+RESTORED = r"restored the original CPU settings \(%s\)"
+
+
+def placement_ok(vm, since, cpu=0):
+    """The last three monitor lines: cpuset is {cpu}, every workload thread
+    ran on it, and the other vCPUs are near idle."""
+    ms = vm.mons(since)[-3:]
+    if len(ms) < 3:
+        return False
+    for m in ms:
+        if m["cpus"] != str(cpu) or any(t != cpu for t in m["threads"]):
+            return False
+        if any(p > 20 for c, p in m["busy"].items() if c != cpu):
+            return False
+    return True
+
+
+def sample(vms, seconds):
+    """Per-VM, per-vCPU (run CPUs, delay CPUs) over seconds, and the total
+    run delay of all their vCPU threads in CPUs."""
+    s0 = {vm.name: vm.schedstat() for vm in vms}
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    s1 = {vm.name: vm.schedstat() for vm in vms}
+    dt = (time.monotonic() - t0) * 1e9
+    out, total = {}, 0.0
+    for vm in vms:
+        per = {}
+        for v, (r, d) in s1[vm.name].items():
+            r0, d0 = s0[vm.name][v]
+            per[v] = ((r - r0) / dt, (d - d0) / dt)
+            total += (d - d0) / dt
+        out[vm.name] = per
+    return out, total
+
+
+def show(per, total, when):
+    for name, vc in per.items():
+        figure("%s: %s" % (when, name + " " + " ".join(
+            "vCPU%d run %.2f delay %.2f CPUs" % (v, r, d)
+            for v, (r, d) in sorted(vc.items()))))
+    figure("%s: host run delay of all vCPU threads %.2f CPUs" % (when, total))
+
+
+# --- scenarios ----------------------------------------------------------------
+
+def sc_overcommit(lab, hostd):
+    a = lab.start("a", workload="burn", threads=2)
+    b = lab.start("b", workload="burn", threads=2)
+    booted(a)
+    booted(b)
+    time.sleep(3)
+    per, before = sample([a, b], 8)
+    show(per, before, "no daemon")
+
+    m = {vm.name: vm.mark() for vm in (a, b)}
+    hostd.start()
+    t0 = hostd.started
+    ta, _ = agent_line(a, APPLIED0, m[a.name], 60)
+    tb, _ = agent_line(b, APPLIED0, m[b.name], 60)
+    react = max(ta, tb) - t0
+    figure("daemon start to both targets applied in the guests: %.1f s "
+           "(%.1f periods)" % (react, react * 1000 / PERIOD_MS))
+    wait_for("both workloads on vCPU 0 for three monitor lines",
+             lambda: placement_ok(a, m[a.name]) and
+             placement_ok(b, m[b.name]), 60)
+    log("ok: each guest's workload runs on one vCPU (checked in the guest)")
+    per, after = sample([a, b], 8)
+    show(per, after, "with prefcpu")
+    for vm in (a, b):
+        check(per[vm.name][1][0] < 0.1,
+              "%s: idle vCPU 1 run time near zero (%.3f CPU)"
+              % (vm.name, per[vm.name][1][0]))
+    # The machine's other load waits too (and keeps some delay on every
+    # thread): ask for a clear fall, not for zero.
+    check(after < before * 0.8,
+          "host run delay of the vCPU threads fell: %.2f -> %.2f CPUs"
+          % (before, after))
+    ms, rss = hostd.cost(10)
+    figure("daemon cost with 2 VMs: %.3f ms CPU per %d ms period, RSS %d KiB"
+           % (ms, PERIOD_MS, rss))
+
+    # SIGKILL: the guests keep the set until the lease ends, then widen.
+    m = {vm.name: vm.mark() for vm in (a, b)}
+    hostd.signal(signal.SIGKILL)
+    hostd.wait_exit()
+    tk = time.monotonic()
+    time.sleep(LEASE_MS / 1000 / 2)
+    for vm in (a, b):
+        check(not narrowed(vm, m[vm.name], "0-1"),
+              "%s: keeps its set during the lease" % vm.name)
+    for vm in (a, b):
+        t, _ = agent_line(vm, RESTORED % "lease ended", m[vm.name],
+                          LEASE_MS / 1000 + 15)
+        figure("%s: all vCPUs back %.1f s after SIGKILL (lease %d ms)"
+               % (vm.name, t - tk, LEASE_MS))
+        wait_cpus(vm, "0-1", m[vm.name], 30)
+    log("ok: both guests use all their vCPUs again after the lease")
+
+    # Restart: new session, targets again.
+    m = {vm.name: vm.mark() for vm in (a, b)}
+    hostd.start()
+    t0 = hostd.started
+    ta, _ = agent_line(a, APPLIED0, m[a.name], 60)
+    tb, _ = agent_line(b, APPLIED0, m[b.name], 60)
+    back = max(ta, tb) - t0
+    figure("restarted daemon to both targets applied: %.1f s (%.1f periods)"
+           % (back, back * 1000 / PERIOD_MS))
+    for vm in (a, b):
+        wait_cpus(vm, "0", m[vm.name], 30)
+    log("ok: targets back after the restart")
+
+    # SIGTERM: release sent to every guest, applied at once.
+    time.sleep(2)
+    m = {vm.name: vm.mark() for vm in (a, b)}
+    hm = hostd.mark()
+    hostd.signal(signal.SIGTERM)
+    ts = time.monotonic()
+    rc = hostd.wait_exit()
+    check(rc == 0, "SIGTERM: the daemon exits with 0")
+    check(re.search(r"release sent to 2 of 2 guests", hostd.text()[hm:]),
+          "SIGTERM: release sent to both guests")
+    for vm in (a, b):
+        t, _ = agent_line(vm, RESTORED % "released by the host", m[vm.name],
+                          LEASE_MS / 1000)
+        check(t - ts < LEASE_MS / 1000 / 2,
+              "%s: released %.1f s after SIGTERM, well before the lease"
+              % (vm.name, t - ts))
+        wait_cpus(vm, "0-1", m[vm.name], 30)
+
+
+def sc_conserve(lab, hostd):
+    a = lab.start("a", workload="burn", threads=2)
+    i = lab.start("idle", workload="idle")
+    booted(a)
+    booted(i)
+    ma = a.mark()
+    hostd.start()
+    wait_for("both agents following", lambda: all(
+        (hostd.domain(vm.name) or {}).get("agent", {}).get("state")
+        == "following" for vm in (a, i)), 60)
+    time.sleep(8 * PERIOD_MS / 1000)
+    mons = a.mons(ma)
+    check(len(mons) >= 5 and all(x["cpus"] == "0-1" for x in mons),
+          "work conservation: the busy VM keeps both vCPUs (%d monitor "
+          "lines)" % len(mons))
+    d = hostd.domain(a.name)
+    check(d["target"]["preferred"] == "0-1",
+          "the daemon's target for the busy VM is 0-1")
+    per, _ = sample([a], 5)
+    check(all(r + dl > 0.5 for r, dl in per[a.name].values()),
+          "both vCPUs of the busy VM are busy on the host: %s"
+          % {v: round(r + dl, 2) for v, (r, dl) in per[a.name].items()})
+
+    # A busy VM started while the daemon runs: contention from its onset.
+    c = lab.start("c", workload="burn", threads=2)
+    booted(c)
+    onset = time.monotonic()
+    ma, mc = a.mark(), 0
+    ta, _ = agent_line(a, APPLIED0, ma, 60)
+    tc, _ = agent_line(c, APPLIED0, mc, 60)
+    react = max(ta, tc) - onset
+    figure("contention onset (new VM's workload seen running) to both "
+           "targets applied in the guests: %.1f s (%.1f periods)"
+           % (react, react * 1000 / PERIOD_MS))
+    check(react <= 3 * PERIOD_MS / 1000 + 1.0,
+          "targets applied within three periods of the onset (+1 s for the "
+          "new guest's agent to say hello): %.1f s" % react)
+    for vm in (a, c):
+        wait_for("%s: workload on vCPU 0" % vm.name,
+                 lambda: placement_ok(vm, 0), 60)
+    log("ok: both busy guests' workloads on one vCPU (checked in the "
+        "guest)")
+
+    # Destroyed while connected: no crash, and the other VM grows back.
+    hm, ma = hostd.mark(), a.mark()
+    c.destroy()
+    wait_for("the daemon forgets the destroyed VM",
+             lambda: hostd.domain(c.name) is None, 20)
+    check(hostd.alive(), "the daemon survives a VM destroyed while "
+          "connected")
+    t = wait_cpus(a, "0-1", ma, 30)
+    log("ok: %s back on 0-1 after the other VM went away" % a.name)
+    del t, hm
+
+
+def sc_agent_kill(lab, hostd):
+    a = lab.start("a", workload="burn", threads=2, extra="lab.agent_kill=yes")
+    b = lab.start("b", workload="burn", threads=2)
+    booted(a)
+    booted(b)
+    hostd.start()
+    hm = hostd.mark()
+    agent_line(a, APPLIED0, 0, 90)
+    killed = a.wait_console(r"^lab-event: agent killed", 0, 60).end()
+    restarted = a.wait_console(r"^lab-event: agent restarted", killed,
+                               60).end()
+    t0, at = agent_line(a, r"restored the originals an earlier run left",
+                        restarted, 30)
+    wait_cpus(a, "0-1", restarted, 30)
+    log("ok: the restarted agent restored the originals (0-1)")
+    t, at = agent_line(a, APPLIED0, at, 60)
+    wait_cpus(a, "0", at, 30)
+    figure("agent restart: target applied again %.1f s after the originals "
+           "were restored" % (t - t0))
+    sessions = re.findall(r"domain %s: agent .*session" % re.escape(a.name),
+                          hostd.text()[hm:])
+    check(len(sessions) >= 2, "the daemon saw the agent reconnect "
+          "(%d sessions)" % len(sessions))
+    check(hostd.alive(), "the daemon is still running")
+
+
+def sc_hostile(lab, hostd):
+    h = lab.start("hostile", workload="burn", threads=2, agent="hostile")
+    a = lab.start("a", workload="burn", threads=2)
+    booted(h)
+    booted(a)
+    h.wait_console(r"^lab-hostile: cycle", 0, 60)
+    hostd.start()
+    pid = hostd.proc.pid
+    ma = a.mark()
+    t, _ = agent_line(a, APPLIED0, ma, 60)
+    figure("hostile neighbour: the other VM's target applied %.1f s after "
+           "the daemon started" % (t - hostd.started))
+    rss0 = rss_kib(pid)
+    peak = rss0
+    seqs = []
+    end = time.monotonic() + 30
+    while time.monotonic() < end:
+        peak = max(peak, rss_kib(pid))
+        d = hostd.domain(a.name)
+        seqs.append((time.monotonic(), d["target"]["seq"],
+                     d["applied"]["seq"], d["agent"]["state"]))
+        time.sleep(1)
+    figure("hostile guest: daemon RSS %d KiB after start, peak %d KiB over "
+           "30 s of abuse" % (rss0, peak))
+    check(peak - rss0 < 16 * 1024,
+          "the daemon's memory stays bounded (grew %d KiB)" % (peak - rss0))
+    dh = hostd.domain(h.name)
+    host = hostd.api("/api/v1/host")
+    figure("hostile guest: %d protocol errors counted for it, %d on the host"
+           % (dh["agent"]["protocol_errors"], host["protocol_errors"]))
+    check(dh["agent"]["protocol_errors"] > 0 and
+          host["protocol_errors"] > 0, "the errors are counted")
+    check(dh["agent"]["state"] != "following",
+          "the hostile VM is not counted as following (%s)"
+          % dh["agent"]["state"])
+    lag = max(ts - ap for _, ts, ap, _ in seqs)
+    check(all(st == "following" for _, _, _, st in seqs),
+          "the other VM's agent followed all along")
+    check(lag <= 2, "the other VM's acks kept up with its targets (max "
+          "lag %d targets)" % lag)
+    check(seqs[-1][1] - seqs[0][1] >= 20,
+          "the other VM got a target every period (%d in 30 s)"
+          % (seqs[-1][1] - seqs[0][1]))
+    check(hostd.alive(), "the daemon is still running")
+
+
+SCENARIOS = {
+    "overcommit": sc_overcommit,
+    "conserve": sc_conserve,
+    "agent-kill": sc_agent_kill,
+    "hostile": sc_hostile,
+}
+
+
+def main():
+    if len(sys.argv) != 5 or sys.argv[1] not in SCENARIOS:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    scen, hostd_bin, agent, workloads = sys.argv[1:]
+    try:
+        labmod.check_machine()
+    except labmod.Skip as e:
+        log("SKIP: %s" % e)
+        sys.exit(SKIP)
+    held = labmod.vm_lock("another lab user runs VMs: waiting")
+    prefix = "prefcpu-e2e-%d-" % os.getpid()
+    rc = 0
+    try:
+        with labmod.Lab(prefix, agent, workloads) as lab:
+            lab.ensure_libvirtd()
+            lab.image()
+            hostd = Hostd(os.path.abspath(hostd_bin), lab.tmp)
+            try:
+                SCENARIOS[scen](lab, hostd)
+                log("PASS: %s" % scen)
+            except (Fail, labmod.LabError) as e:
+                log("FAIL: %s: %s" % (scen, e))
+                rc = 1
+                dump(lab, hostd)
+            finally:
+                hostd.stop()
+            if hostd.proc is not None and hostd.proc.returncode not in (0, -9):
+                log("FAIL: prefcpu-hostd exited with %d"
+                    % hostd.proc.returncode)
+                rc = 1
+    except labmod.Skip as e:
+        log("SKIP: %s" % e)
+        rc = SKIP
+    except (labmod.LabError, KeyboardInterrupt) as e:
+        log("FAIL: %s: %s" % (scen, e))
+        rc = 1
+    finally:
+        held.close()
+    sys.exit(rc)
+
+
+def dump(lab, hostd):
+    """What the failure looked like: the guests' consoles and the daemon's
+    log, printed before the lab removes them."""
+    for vm in lab.vms.values():
+        print("--- console of %s (last lines) ---\n%s"
+              % (vm.name, "\n".join(vm.text().splitlines()[-25:])))
+    if os.path.exists(hostd.logf):
+        lines = hostd.text().splitlines()
+        print("--- prefcpu-hostd log (last lines) ---\n" +
+              "\n".join(lines[-40:]), flush=True)
+
+
+if __name__ == "__main__":
+    main()
