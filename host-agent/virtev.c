@@ -3,7 +3,7 @@
  * - the same fd may be registered more than once (libevent allows several
  *   events per fd);
  * - a timeout of -1 is off, 0 fires on every loop iteration, n > 0 every
- *   n ms, repeatedly;
+ *   n ms, repeatedly (see virtev_timer_cb);
  * - removing a handle or timeout must not call its free callback from the
  *   removing stack (libvirt may hold locks there): frees are queued and
  *   run from a zero-delay libevent callback;
@@ -71,6 +71,14 @@ virtev_handle_cb(evutil_socket_t fd, short what, void *arg)
 	e->hcb(e->id, (int)fd, events, e->opaque);
 }
 
+static void	virtev_arm_timer(struct virtev_ent *);
+
+/*
+ * Timers are one-shot libevent events re-armed after each call: libevent
+ * does not re-add a persistent event whose timeout is zero, and libvirt's
+ * 0 means "on every loop iteration".  Re-armed at zero, the event waits
+ * in the timeout heap until the next iteration, after the I/O poll.
+ */
 static void
 virtev_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -79,6 +87,10 @@ virtev_timer_cb(evutil_socket_t fd, short what, void *arg)
 	if (e->deleted)
 		return;
 	e->tcb(e->id, e->opaque);
+	/* The callback may have updated or removed its own timer. */
+	if (!e->deleted && e->timeout >= 0 &&
+	    !event_pending(e->ev, EV_TIMEOUT, NULL))
+		virtev_arm_timer(e);
 }
 
 static short
@@ -223,7 +235,7 @@ virtev_add_timeout(int timeout, virEventTimeoutCallback cb, void *opaque,
 	e = virtev_new(true, opaque, ff);
 	e->timeout = timeout;
 	e->tcb = cb;
-	e->ev = event_new(virtev_base, -1, EV_PERSIST, virtev_timer_cb, e);
+	e->ev = event_new(virtev_base, -1, 0, virtev_timer_cb, e);
 	if (e->ev == NULL)
 		fatalx("libevent: cannot create a timer");
 	virtev_arm_timer(e);
