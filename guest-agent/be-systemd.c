@@ -140,6 +140,33 @@ be_systemd_set(const char *slice, const char *value, char *err,
 	return rc;
 }
 
+/*
+ * Set a slice back to a previous value.  systemd turns an empty
+ * AllowedCPUs= into an empty cpuset.cpus, which the kernel refuses for a
+ * cgroup with tasks (ENOSPC) and systemd then leaves the narrowed set in
+ * place; so the slice first gets every online CPU, then the empty value
+ * (the property is reset and the cgroup keeps all CPUs).
+ */
+static int
+be_systemd_put(struct be_systemd *s, const char *slice, const char *value,
+    char *err, size_t errlen)
+{
+	struct cpuset	 online;
+	char		*all;
+	int		 rc;
+
+	if (*value == '\0') {
+		if (facts_online(&online, s->conf, err, errlen) == -1)
+			return -1;
+		all = cpuset_to_str(&online);
+		rc = be_systemd_set(slice, all, err, errlen);
+		free(all);
+		if (rc == -1)
+			return -1;
+	}
+	return be_systemd_set(slice, value, err, errlen);
+}
+
 static void
 be_systemd_record(struct be_systemd *s, const char *slice,
     const struct cpuset *online)
@@ -231,7 +258,7 @@ be_systemd_commit(void *arg, const struct cpuset *set, char *err,
 
 			if (prev[j - 1] == NULL)
 				continue;
-			if (be_systemd_set(sl->name, prev[j - 1], e2,
+			if (be_systemd_put(s, sl->name, prev[j - 1], e2,
 			    sizeof(e2)) == -1) {
 				log_warnx("slice %s: rollback: %s", sl->name,
 				    e2);
@@ -267,7 +294,7 @@ be_systemd_restore(void *arg, char *err, size_t errlen)
 	for (i = 0; i < s->n; i++) {
 		if (strcmp(s->slices[i].cur, s->slices[i].orig) == 0)
 			continue;
-		if (be_systemd_set(s->slices[i].name, s->slices[i].orig,
+		if (be_systemd_put(s, s->slices[i].name, s->slices[i].orig,
 		    cause, sizeof(cause)) == -1) {
 			snprintf(err, errlen, "slice %s: %s",
 			    s->slices[i].name, cause);

@@ -639,8 +639,11 @@ def sc_systemd(tree):
           read(os.path.join(sd, "user.slice")) == "",
           "originals restored: %r" % read(os.path.join(sd, "calls")))
     calls = read(os.path.join(sd, "calls")).splitlines()
-    check(calls[-1] == "set-property --runtime user.slice AllowedCPUs=",
-          "an empty original resets the property: %r" % calls[-1])
+    # An empty AllowedCPUs= cannot empty a populated cgroup's cpuset.cpus:
+    # every CPU first, then the reset.
+    check(calls[-2:] == ["set-property --runtime user.slice AllowedCPUs=0-7",
+                         "set-property --runtime user.slice AllowedCPUs="],
+          "an empty original: all CPUs, then the reset: %r" % calls[-2:])
     return host, agent
 
 
