@@ -846,9 +846,11 @@ policy_decide_domain(const struct policy_config *cfg,
 			all = p->cum[p->hi_k];
 			/*
 			 * A VM that is not saturated claims its demand plus
-			 * headroom, but at least the whole cores that keep it
-			 * below saturation: less would make it saturated at
-			 * once and claim everything back next period.
+			 * headroom (at most its demand again), but at least
+			 * the whole cores that keep it below saturation: less
+			 * would make it saturated at once and claim
+			 * everything back next period.  Within its floor it
+			 * keeps those cores anyway: no raise there.
 			 */
 			if (p->saturated)
 				p->claim = p->cum[p->nusable];
