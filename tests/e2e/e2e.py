@@ -17,9 +17,12 @@ Scenarios:
                lease), restarted (targets back), and stopped with SIGTERM
                (every guest released at once).
   conserve     one busy VM and one idle VM: the busy one keeps all its
-               vCPUs; then a busy VM started while the daemon runs brings
-               contention (reaction time measured from the onset), and
-               destroying it while connected returns the first VM its vCPUs.
+               vCPUs whenever the host has room for them (the daemon counts
+               the machine's other load; with no room at all it skips).
+  lifecycle    a busy VM started while the daemon runs: tracked, and its
+               target applied within three periods of the contention onset;
+               destroyed while connected: no crash, the daemon's view and
+               the other VM's targets follow.
   agent-kill   the guest agent is killed with SIGKILL in one VM: restarted,
                it restores the originals, reconnects, and the target is
                applied again.
@@ -357,59 +360,106 @@ def sc_overcommit(lab, hostd):
         wait_cpus(vm, "0-1", m[vm.name], 30)
 
 
+class SkipScenario(Exception):
+    pass
+
+
 def sc_conserve(lab, hostd):
     a = lab.start("a", workload="burn", threads=2)
     i = lab.start("idle", workload="idle")
     booted(a)
     booted(i)
-    ma = a.mark()
     hostd.start()
     wait_for("both agents following", lambda: all(
         (hostd.domain(vm.name) or {}).get("agent", {}).get("state")
         == "following" for vm in (a, i)), 60)
-    time.sleep(8 * PERIOD_MS / 1000)
-    mons = a.mons(ma)
-    check(len(mons) >= 5 and all(x["cpus"] == "0-1" for x in mons),
-          "work conservation: the busy VM keeps both vCPUs (%d monitor "
-          "lines)" % len(mons))
-    d = hostd.domain(a.name)
-    check(d["target"]["preferred"] == "0-1",
-          "the daemon's target for the busy VM is 0-1")
-    per, _ = sample([a], 5)
-    check(all(r + dl > 0.5 for r, dl in per[a.name].values()),
-          "both vCPUs of the busy VM are busy on the host: %s"
-          % {v: round(r + dl, 2) for v, (r, dl) in per[a.name].items()})
+    # The daemon counts the machine's other load against the VMs' capacity
+    # (a shared build host can leave less than the busy VM's two vCPUs):
+    # conservation is only asked for in periods with room for the busy VM
+    # and the idle one's claim.
+    room, tight, seen = 0, 0, set()
+    end = time.monotonic() + 40
+    while time.monotonic() < end and room < 8:
+        host = hostd.api("/api/v1/host")
+        da, di = hostd.domain(a.name), hostd.domain(i.name)
+        if host["period_seq"] in seen or not da["decision"] or \
+                not di["decision"]:
+            time.sleep(0.3)
+            continue
+        seen.add(host["period_seq"])
+        cap = host["capacity"]
+        if cap >= 2 + di["decision"]["claim"]:
+            room += 1
+            check(da["target"]["preferred"] == "0-1",
+                  "period %d: capacity %.2f CPUs, idle VM claims %.2f: the "
+                  "busy VM keeps 0-1 (target %s)"
+                  % (host["period_seq"], cap, di["decision"]["claim"],
+                     da["target"]["preferred"]))
+        else:
+            tight += 1
+        time.sleep(0.3)
+    figure("work conservation: %d periods with room for the busy VM, %d "
+           "without (host capacity taken by other load)" % (room, tight))
+    if room < 3:
+        raise SkipScenario("the machine's other load left no room for the "
+                           "busy VM's 2 vCPUs in %d of %d periods: work "
+                           "conservation cannot be shown now"
+                           % (tight, room + tight))
+    mons = a.mons()[-4:]
+    check(any(x["cpus"] == "0-1" and all(p > 50 for p in x["busy"].values())
+              for x in mons),
+          "inside the busy guest both vCPUs are busy on the whole cpuset")
 
+
+def sc_lifecycle(lab, hostd):
+    a = lab.start("a", workload="burn", threads=2)
+    booted(a)
+    hostd.start()
+    wait_for("agent following", lambda: (hostd.domain(a.name) or {}).get(
+        "agent", {}).get("state") == "following", 60)
     # A busy VM started while the daemon runs: contention from its onset.
+    hm = hostd.mark()
     c = lab.start("c", workload="burn", threads=2)
+    wait_for("the daemon tracks the new VM",
+             lambda: hostd.domain(c.name) is not None, 30)
+    log("ok: the daemon follows a VM started while it runs")
     booted(c)
     onset = time.monotonic()
-    ma, mc = a.mark(), 0
-    ta, _ = agent_line(a, APPLIED0, ma, 60)
-    tc, _ = agent_line(c, APPLIED0, mc, 60)
-    react = max(ta, tc) - onset
-    figure("contention onset (new VM's workload seen running) to both "
-           "targets applied in the guests: %.1f s (%.1f periods)"
+    tc, _ = agent_line(c, APPLIED0, 0, 60)
+    wait_cpus(a, "0", 0, 60)
+    react = tc - onset
+    figure("contention onset (new VM's workload seen running) to its target "
+           "applied in the guest: %.1f s (%.1f periods)"
            % (react, react * 1000 / PERIOD_MS))
     check(react <= 3 * PERIOD_MS / 1000 + 1.0,
-          "targets applied within three periods of the onset (+1 s for the "
-          "new guest's agent to say hello): %.1f s" % react)
+          "target applied within three periods of the onset (+1 s for the "
+          "guest's console): %.1f s" % react)
     for vm in (a, c):
         wait_for("%s: workload on vCPU 0" % vm.name,
                  lambda: placement_ok(vm, 0), 60)
     log("ok: both busy guests' workloads on one vCPU (checked in the "
         "guest)")
+    check(hostd.api("/api/v1/host")["vcpus"] == 4,
+          "the daemon counts 4 vCPUs")
 
-    # Destroyed while connected: no crash, and the other VM grows back.
-    hm, ma = hostd.mark(), a.mark()
+    # Destroyed while connected: no crash, and the state follows.
     c.destroy()
     wait_for("the daemon forgets the destroyed VM",
              lambda: hostd.domain(c.name) is None, 20)
     check(hostd.alive(), "the daemon survives a VM destroyed while "
           "connected")
-    t = wait_cpus(a, "0-1", ma, 30)
-    log("ok: %s back on 0-1 after the other VM went away" % a.name)
-    del t, hm
+    wait_for("the host view back to 2 vCPUs",
+             lambda: hostd.api("/api/v1/host")["vcpus"] == 2, 10)
+    log("ok: the host view counts 2 vCPUs again")
+    seq0 = hostd.domain(a.name)["target"]["seq"]
+    time.sleep(4 * PERIOD_MS / 1000)
+    d = hostd.domain(a.name)
+    check(d["target"]["seq"] > seq0 and d["applied"]["ok"] and
+          d["applied"]["seq"] >= d["target"]["seq"] - 1,
+          "the remaining VM still gets and acks its targets (seq %d, "
+          "acked %d)" % (d["target"]["seq"], d["applied"]["seq"]))
+    check(not re.search(r"domain %s: .*(crash|assert)" % re.escape(c.name),
+                        hostd.text()[hm:]), "no error about the destroyed VM")
 
 
 def sc_agent_kill(lab, hostd):
@@ -443,8 +493,9 @@ def sc_hostile(lab, hostd):
     a = lab.start("a", workload="burn", threads=2)
     booted(h)
     booted(a)
-    h.wait_console(r"^lab-hostile: cycle", 0, 60)
+    h.wait_console(r"^lab-hostile: started", 0, 60)
     hostd.start()
+    h.wait_console(r"^lab-hostile: cycle", 0, 60)
     pid = hostd.proc.pid
     ma = a.mark()
     t, _ = agent_line(a, APPLIED0, ma, 60)
@@ -487,6 +538,7 @@ def sc_hostile(lab, hostd):
 SCENARIOS = {
     "overcommit": sc_overcommit,
     "conserve": sc_conserve,
+    "lifecycle": sc_lifecycle,
     "agent-kill": sc_agent_kill,
     "hostile": sc_hostile,
 }
@@ -513,6 +565,9 @@ def main():
             try:
                 SCENARIOS[scen](lab, hostd)
                 log("PASS: %s" % scen)
+            except SkipScenario as e:
+                log("SKIP: %s: %s" % (scen, e))
+                rc = SKIP
             except (Fail, labmod.LabError) as e:
                 log("FAIL: %s: %s" % (scen, e))
                 rc = 1

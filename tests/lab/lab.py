@@ -426,12 +426,21 @@ def demo_summary(vms):
     return "guests: " + "; ".join(parts)
 
 
+def stop_daemon(proc):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def demo(hostd_bin, ctl_bin, agent, workloads, seconds):
     check_machine()
     held = vm_lock("another lab user (e2e test or benchmark) runs VMs: "
                    "waiting for it")
     t0 = time.monotonic()
-    proc = None
     try:
         with Lab("prefcpu-demo-", agent, workloads) as lab:
             lab.ensure_libvirtd()
@@ -465,34 +474,33 @@ def demo(hostd_bin, ctl_bin, agent, workloads, seconds):
                   "  dashboard:  http://127.0.0.1:%d/\n"
                   "  status:     %s --socket %s status\n"
                   "  Ctrl-C stops the daemon and removes the VMs.\n"
-                  % (len(vms), os.cpu_count(), port, ctl_bin, sock),
+                  % (len(vms), os.cpu_count(), port,
+                     os.path.abspath(ctl_bin), sock),
                   flush=True)
             proc = subprocess.Popen([hostd_bin, "--foreground", "--config",
                                      conf])
-            end = time.monotonic() + seconds if seconds else None
-            while proc.poll() is None:
-                if end is not None and time.monotonic() >= end:
-                    break
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    say(demo_summary(vms))
-            if proc.poll() is not None:
-                raise LabError("prefcpu-hostd exited with %d"
-                               % proc.returncode)
-            say(demo_summary(vms))
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(15)
-    except KeyboardInterrupt:
-        say("interrupted: stopping")
-    finally:
-        if proc is not None and proc.poll() is None:
-            # Ctrl-C reached the daemon too; give it time to release.
             try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+                end = time.monotonic() + seconds if seconds else None
+                while proc.poll() is None:
+                    if end is not None and time.monotonic() >= end:
+                        break
+                    try:
+                        proc.wait(10)
+                    except subprocess.TimeoutExpired:
+                        say(demo_summary(vms))
+                if proc.poll() is not None:
+                    raise LabError("prefcpu-hostd exited with %d"
+                                   % proc.returncode)
+                say(demo_summary(vms))
+            finally:
+                # The daemon goes first, releasing the guests, then the
+                # lab removes the VMs.  Ctrl-C on a terminal reached the
+                # daemon already; a signal sent to this script alone did
+                # not.
+                stop_daemon(proc)
+    except KeyboardInterrupt:
+        say("interrupted: stopped")
+    finally:
         held.close()
     say("demo finished; its VMs are removed")
 

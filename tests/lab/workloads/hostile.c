@@ -60,7 +60,8 @@ hostile_write(int fd, const char *buf, size_t len)
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
-		if (poll(&pfd, 1, 200) <= 0)
+		/* The port polls POLLHUP at once while the host is closed. */
+		if (poll(&pfd, 1, 200) <= 0 || (pfd.revents & POLLOUT) == 0)
 			return -1;
 	}
 	return 0;
@@ -98,6 +99,8 @@ main(int argc, char **argv)
 		garbage[i] = (char)(rand() & 0xff);
 	memset(longline, 'A', LONG_LINE);
 	longline[LONG_LINE] = '\n';
+	printf("lab-hostile: started on %s\n", argv[1]);
+	fflush(stdout);
 
 	for (;;) {
 		cycle++;
