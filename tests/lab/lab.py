@@ -210,10 +210,29 @@ class VM:
     def mark(self):
         return len(self.text())
 
+    def running(self):
+        p = virsh("domstate", self.name, check=False, timeout=20)
+        return p.returncode == 0 and p.stdout.strip() == "running"
+
     def wait_console(self, pattern, since=0, timeout=60):
+        """Wait for a console line; fail at once if the guest went away
+        (a guest kernel panic ends the domain: on_reboot is destroy)."""
         rx = re.compile(pattern, re.M)
-        return wait_for("%s console: %s" % (self.name, pattern),
-                        lambda: rx.search(self.text(), since), timeout)
+        last = [time.monotonic()]
+
+        def pred():
+            m = rx.search(self.text(), since)
+            if m:
+                return m
+            if time.monotonic() - last[0] > 5:
+                last[0] = time.monotonic()
+                if not self.running():
+                    tail = self.text().strip().splitlines()[-1:] or [""]
+                    raise LabError("%s is not running any more (console "
+                                   "ends: %s)" % (self.name, tail[0][-200:]))
+            return None
+        return wait_for("%s console: %s" % (self.name, pattern), pred,
+                        timeout)
 
     def mons(self, since=0):
         """lab-mon lines after offset since, as dicts: seq, up, cpus,
