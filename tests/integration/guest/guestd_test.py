@@ -375,7 +375,9 @@ def sc_lease(tree):
     t0 = time.monotonic()
     wait_for(lambda: tree.cpus("workload") == "", "lease expiry", 3)
     check(time.monotonic() - t0 >= 0.3, "restored only after the lease")
-    check(not os.path.exists(tree.state_file()), "state file removed")
+    # The cgroup is restored first, the state file removed right after.
+    wait_for(lambda: not os.path.exists(tree.state_file()),
+             "state file removed", 3)
     check("lease ended" in agent.text(), "the log says why")
     return host, agent
 
