@@ -423,8 +423,10 @@ def sc_lifecycle(lab, hostd):
     wait_for("the daemon tracks the new VM",
              lambda: hostd.domain(c.name) is not None, 30)
     log("ok: the daemon follows a VM started while it runs")
-    booted(c)
+    # Onset: the new guest's workload starts (its console says so).
+    c.wait_console(r"^lab-workload: started", 0, BOOT_TIMEOUT)
     onset = time.monotonic()
+    booted(c)
 
     def decided():
         d = hostd.domain(c.name)
