@@ -13,7 +13,8 @@
 #include "util.h"
 
 static void
-hist_rec_write(struct jw *w, const struct hist_rec *r, bool vms)
+hist_rec_write(struct jw *w, const struct host *h, const struct hist_rec *r,
+    bool vms)
 {
 	const struct hist_vm	*hv;
 	unsigned int		 i;
@@ -21,6 +22,7 @@ hist_rec_write(struct jw *w, const struct hist_rec *r, bool vms)
 	jw_obj(w, NULL);
 	jw_u64(w, "seq", r->seq);
 	jw_u64(w, "time_ms", r->real_ms);
+	jw_u64(w, "periods", r->periods);
 	jw_dbl(w, "capacity", r->capacity);
 	jw_dbl(w, "demand", r->summary.demand);
 	jw_u64(w, "vcpus", r->summary.vcpus);
@@ -36,8 +38,8 @@ hist_rec_write(struct jw *w, const struct hist_rec *r, bool vms)
 		for (i = 0; i < r->nvms; i++) {
 			hv = &r->vms[i];
 			jw_obj(w, NULL);
-			jw_str(w, "name", hv->name);
-			jw_str(w, "uuid", hv->uuid);
+			jw_str(w, "name", host_hist_name(h, hv));
+			jw_str(w, "uuid", host_hist_uuid(h, hv));
 			jw_u64(w, "vcpus", hv->vcpus);
 			jw_u64(w, "preferred_vcpus", hv->preferred);
 			jw_dbl(w, "demand", hv->demand);
@@ -45,7 +47,8 @@ hist_rec_write(struct jw *w, const struct hist_rec *r, bool vms)
 			jw_dbl(w, "run_delay_cpus", hv->delay_cpus);
 			jw_dbl(w, "run_delay_pct", hv->vcpus ?
 			    100.0 * hv->delay_cpus / hv->vcpus : 0);
-			jw_str(w, "reason", policy_reason_name(hv->reason));
+			jw_str(w, "reason", policy_reason_name(
+			    (enum policy_reason)hv->reason));
 			jw_bool(w, "steerable", hv->steerable);
 			jw_obj_end(w);
 		}
@@ -75,7 +78,7 @@ api_json_history(const struct host *h, uint64_t seconds, uint64_t since,
 	jw_u64(&w, "capacity_periods", host_params(h)->history);
 	jw_arr(&w, "periods");
 	for (i = n; i-- > 0;)
-		hist_rec_write(&w, host_history(h, i), vms);
+		hist_rec_write(&w, h, host_history(h, i), vms);
 	jw_arr_end(&w);
 	jw_obj_end(&w);
 	return jw_finish(&w, len);

@@ -41,8 +41,10 @@ const struct conf_opt hconf_table[] = {
 	    "Where the cgroup hierarchy is mounted (the machine slice cpuset, v1 or v2)."),
 	HSTR("run-root", run_root, "/run",
 	    "Runtime directory holding libvirt/qemu status XML and pid files."),
-	HUINT("history", history, "600", 1, 86400,
+	HUINT("history", history, "3600", 1, 86400,
 	    "Periods of history kept in memory."),
+	HUINT("history-full", history_full, "600", 1, 86400,
+	    "Newest periods of the history kept one by one; older ones are kept as means over 10 periods."),
 	HUINT("decision-log", decision_log, "256", 1, 100000,
 	    "Decision changes kept in memory."),
 	HUINT("keepalive-interval", keepalive_interval, "5", 0, 3600,
@@ -131,6 +133,7 @@ hconf_params(const struct hconf *c, struct host_params *p)
 	memset(p, 0, sizeof(*p));
 	p->observe = c->observe;
 	p->history = c->history;
+	p->history_full = c->history_full;
 	p->decisions = c->decision_log;
 	policy_config_default(&p->policy);
 	p->policy.ewma_alpha = c->ewma_alpha;

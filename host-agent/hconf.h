@@ -27,6 +27,7 @@ struct hconf {
 	char		cgroup_root[CONF_STRLEN];
 	char		run_root[CONF_STRLEN];
 	unsigned int	history;
+	unsigned int	history_full;
 	unsigned int	decision_log;
 	unsigned int	keepalive_interval;	/* s; 0: off */
 	unsigned int	keepalive_count;

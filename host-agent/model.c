@@ -17,6 +17,26 @@
 
 TAILQ_HEAD(vm_list, vm);
 
+/* A ring of history records; head is the next slot to write. */
+struct hist_ring {
+	struct hist_rec		*r;
+	unsigned int		 cap, len, head;
+};
+
+struct hist_name {
+	char			 uuid[VM_UUID_LEN];
+	char			*name;
+	uint32_t		 refs;
+};
+
+/* One VM's sums while merging records. */
+struct hist_acc {
+	uint64_t		 gen;		/* the merge that last used it */
+	double			 run, delay, demand;
+	unsigned int		 n;
+	struct hist_vm		 last;
+};
+
 struct host {
 	struct host_params	 params;
 	struct host_hooks	 hooks;
@@ -32,54 +52,173 @@ struct host {
 	struct vm		**inv;
 	size_t			 cap;
 
-	/* Rings: head is the next slot to write. */
-	struct hist_rec		*hist;
-	unsigned int		 hist_cap, hist_len, hist_head;
+	/*
+	 * History: the newest periods one by one (full), older ones merged
+	 * HIST_MERGE to a record (merged).  Records name their VMs by an
+	 * entry of the name table, counted by every record and VM using it.
+	 */
+	struct hist_ring	 full, merged;
+	struct hist_name	*names;
+	uint32_t		 names_len, names_cap;
+	uint32_t		*names_free;	/* unused entries */
+	uint32_t		 nfree;
+	struct hist_acc		*acc;		/* merge scratch, per entry */
+	uint32_t		*acc_ids;
+	uint32_t		 acc_cap;
+	uint64_t		 acc_gen;
+
+	/* Decision ring: head is the next slot to write. */
 	struct decision_event	*dec;
 	unsigned int		 dec_cap, dec_len, dec_head;
 	uint64_t		 dec_seq;
 };
 
+/* Take a reference on a VM's name table entry, creating it if needed. */
+static uint32_t
+model_name_ref(struct host *h, struct vm *vm)
+{
+	struct hist_name	*e;
+	uint32_t		 id;
+
+	if (vm->hist_id != 0) {
+		e = &h->names[vm->hist_id - 1];
+		/* A running domain keeps its name; should it change, a new one. */
+		if (strcmp(e->name, vm->info.name) == 0 &&
+		    strcmp(e->uuid, vm->info.uuid) == 0) {
+			e->refs++;
+			return vm->hist_id - 1;
+		}
+		vm->hist_id = 0;
+		if (--e->refs == 0)
+			h->names_free[h->nfree++] = (uint32_t)(e - h->names);
+	}
+	if (h->nfree > 0)
+		id = h->names_free[--h->nfree];
+	else {
+		if (h->names_len == h->names_cap) {
+			h->names_cap = h->names_cap ? h->names_cap * 2 : 64;
+			h->names = xreallocarray(h->names, h->names_cap,
+			    sizeof(*h->names));
+			h->names_free = xreallocarray(h->names_free,
+			    h->names_cap, sizeof(*h->names_free));
+		}
+		id = h->names_len++;
+	}
+	e = &h->names[id];
+	snprintf(e->uuid, sizeof(e->uuid), "%s", vm->info.uuid);
+	e->name = xstrdup(vm->info.name);
+	e->refs = 2;		/* the VM's and the caller's */
+	vm->hist_id = id + 1;
+	return id;
+}
+
 static void
-model_hist_free(struct host *h)
+model_name_unref(struct host *h, uint32_t id)
+{
+	struct hist_name	*e = &h->names[id];
+
+	if (--e->refs > 0)
+		return;
+	free(e->name);
+	e->name = NULL;
+	h->names_free[h->nfree++] = id;
+}
+
+/* Free what a record owns, dropping its name references. */
+static void
+model_rec_clear(struct host *h, struct hist_rec *r)
 {
 	unsigned int	i;
 
-	for (i = 0; i < h->hist_cap; i++)
-		free(h->hist[i].vms);
-	free(h->hist);
-	h->hist = NULL;
-	h->hist_cap = h->hist_len = h->hist_head = 0;
+	for (i = 0; i < r->nvms; i++)
+		model_name_unref(h, r->vms[i].id);
+	free(r->vms);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Record i of a ring, newest first. */
+static struct hist_rec *
+model_ring_at(const struct hist_ring *g, unsigned int i)
+{
+	return &g->r[(g->head + g->cap - 1 - i) % g->cap];
+}
+
+/* Drop the oldest n records. */
+static void
+model_ring_drop(struct host *h, struct hist_ring *g, unsigned int n)
+{
+	while (n-- > 0 && g->len > 0)
+		model_rec_clear(h, model_ring_at(g, --g->len));
+}
+
+/* A cleared slot for a new record, dropping the oldest if full. */
+static struct hist_rec *
+model_ring_push(struct host *h, struct hist_ring *g)
+{
+	struct hist_rec	*r = &g->r[g->head];
+
+	model_rec_clear(h, r);
+	g->head = (g->head + 1) % g->cap;
+	if (g->len < g->cap)
+		g->len++;
+	return r;
+}
+
+/* Resize a ring (cap may be 0), keeping its newest records. */
+static void
+model_ring_resize(struct host *h, struct hist_ring *g, unsigned int cap)
+{
+	struct hist_rec	*nr;
+	unsigned int	 i, keep;
+
+	if (cap == g->cap)
+		return;
+	if (g->len > cap)
+		model_ring_drop(h, g, g->len - cap);
+	keep = g->len;
+	nr = cap ? xcalloc(cap, sizeof(*nr)) : NULL;
+	/* Oldest first, so the new ring's head follows them. */
+	for (i = 0; i < keep; i++)
+		nr[i] = *model_ring_at(g, keep - 1 - i);
+	free(g->r);
+	g->r = nr;
+	g->cap = cap;
+	g->len = keep;
+	g->head = cap ? keep % cap : 0;
+}
+
+/*
+ * Ring sizes for p: the full ring holds history_full periods plus the
+ * HIST_MERGE that are merged once they are all there; the merged ring
+ * covers the rest of the history.
+ */
+static void
+model_hist_caps(const struct host_params *p, unsigned int *full,
+    unsigned int *merged)
+{
+	unsigned int	hist = p->history ? p->history : 1;
+
+	if (p->history_full == 0 || p->history_full >= hist) {
+		*full = hist;
+		*merged = 0;
+		return;
+	}
+	*full = p->history_full + HIST_MERGE;
+	*merged = (hist - p->history_full + HIST_MERGE - 1) / HIST_MERGE;
 }
 
 /* Resize the rings, keeping the newest entries. */
 static void
-model_rings_resize(struct host *h, unsigned int hist_cap, unsigned int dec_cap)
+model_rings_resize(struct host *h, unsigned int dec_cap)
 {
-	struct hist_rec		*nh;
 	struct decision_event	*nd;
-	unsigned int		 i, keep;
+	unsigned int		 i, keep, full, merged;
 
-	if (hist_cap < 1)
-		hist_cap = 1;
+	model_hist_caps(&h->params, &full, &merged);
+	model_ring_resize(h, &h->full, full);
+	model_ring_resize(h, &h->merged, merged);
 	if (dec_cap < 1)
 		dec_cap = 1;
-	if (hist_cap != h->hist_cap) {
-		nh = xcalloc(hist_cap, sizeof(*nh));
-		keep = h->hist_len < hist_cap ? h->hist_len : hist_cap;
-		/* Oldest kept first, so the new ring's head follows them. */
-		for (i = 0; i < keep; i++) {
-			unsigned int src = (h->hist_head + h->hist_cap -
-			    keep + i) % h->hist_cap;
-			nh[i] = h->hist[src];
-			h->hist[src].vms = NULL;
-		}
-		model_hist_free(h);
-		h->hist = nh;
-		h->hist_cap = hist_cap;
-		h->hist_len = keep;
-		h->hist_head = keep % hist_cap;
-	}
 	if (dec_cap != h->dec_cap) {
 		nd = xcalloc(dec_cap, sizeof(*nd));
 		keep = h->dec_len < dec_cap ? h->dec_len : dec_cap;
@@ -105,7 +244,7 @@ host_new(const struct host_params *p)
 	h->sample.psi_some_avg10 = -1;
 	h->sample.psi_full_avg10 = -1;
 	h->sample.usable_from = "none";
-	model_rings_resize(h, p->history, p->decisions);
+	model_rings_resize(h, p->decisions);
 	return h;
 }
 
@@ -118,7 +257,12 @@ host_free(struct host *h)
 		return;
 	while ((vm = TAILQ_FIRST(&h->vms)) != NULL)
 		host_vm_remove(h, vm);
-	model_hist_free(h);
+	model_ring_resize(h, &h->full, 0);
+	model_ring_resize(h, &h->merged, 0);
+	free(h->names);
+	free(h->names_free);
+	free(h->acc);
+	free(h->acc_ids);
 	free(h->dec);
 	free(h->in);
 	free(h->out);
@@ -130,7 +274,7 @@ void
 host_set_params(struct host *h, const struct host_params *p)
 {
 	h->params = *p;
-	model_rings_resize(h, p->history, p->decisions);
+	model_rings_resize(h, p->decisions);
 }
 
 const struct host_params *
@@ -189,6 +333,8 @@ host_vm_remove(struct host *h, struct vm *vm)
 		h->hooks.vm_removed(vm, h->hooks.arg);
 	TAILQ_REMOVE(&h->vms, vm, entry);
 	h->nvms--;
+	if (vm->hist_id != 0)
+		model_name_unref(h, vm->hist_id - 1);
 	model_threads_close(vm);
 	free(vm->thread);
 	vm_info_clear(&vm->info);
@@ -470,16 +616,91 @@ model_log_change(struct host *h, struct vm *vm, const struct policy_decision *d,
 	    h->params.observe ? " [observe]" : "");
 }
 
+/* Merge the oldest HIST_MERGE records of the full ring into one. */
+static void
+model_merge(struct host *h)
+{
+	struct hist_ring	*g = &h->full;
+	struct hist_rec		 m, *src, *dst;
+	struct hist_acc		*a;
+	unsigned int		 i, j, k, n = 0, periods = 0;
+
+	if (h->acc_cap < h->names_len) {
+		h->acc = xreallocarray(h->acc, h->names_cap, sizeof(*h->acc));
+		h->acc_ids = xreallocarray(h->acc_ids, h->names_cap,
+		    sizeof(*h->acc_ids));
+		memset(h->acc + h->acc_cap, 0,
+		    (h->names_cap - h->acc_cap) * sizeof(*h->acc));
+		h->acc_cap = h->names_cap;
+	}
+	h->acc_gen++;
+	memset(&m, 0, sizeof(m));
+	/* Oldest first: the newest period's counts and reasons win. */
+	for (k = 0; k < HIST_MERGE; k++) {
+		src = model_ring_at(g, g->len - 1 - k);
+		periods += src->periods;
+		m.seq = src->seq;
+		m.mono_ms = src->mono_ms;
+		m.real_ms = src->real_ms;
+		m.summary = src->summary;
+		m.capacity += src->capacity * src->periods;
+		m.busy_cpus += src->busy_cpus * src->periods;
+		m.nonvm_cpus += src->nonvm_cpus * src->periods;
+		m.vm_run_cpus += src->vm_run_cpus * src->periods;
+		m.vm_delay_cpus += src->vm_delay_cpus * src->periods;
+		m.psi_some_avg10 = src->psi_some_avg10;
+		for (i = 0; i < src->nvms; i++) {
+			const struct hist_vm *hv = &src->vms[i];
+
+			a = &h->acc[hv->id];
+			if (a->gen != h->acc_gen) {
+				h->acc_ids[n++] = hv->id;
+				memset(a, 0, sizeof(*a));
+				a->gen = h->acc_gen;
+			}
+			a->run += hv->run_cpus;
+			a->delay += hv->delay_cpus;
+			a->demand += hv->demand;
+			a->n++;
+			a->last = *hv;
+		}
+	}
+	m.periods = periods;
+	m.capacity /= periods;
+	m.busy_cpus /= periods;
+	m.nonvm_cpus /= periods;
+	m.vm_run_cpus /= periods;
+	m.vm_delay_cpus /= periods;
+	m.nvms = n;
+	m.vms = n ? xcalloc(n, sizeof(*m.vms)) : NULL;
+	for (j = 0; j < n; j++) {
+		a = &h->acc[h->acc_ids[j]];
+		m.vms[j] = a->last;
+		m.vms[j].run_cpus = (float)(a->run / a->n);
+		m.vms[j].delay_cpus = (float)(a->delay / a->n);
+		m.vms[j].demand = (float)(a->demand / a->n);
+		h->names[h->acc_ids[j]].refs++;
+	}
+	model_ring_drop(h, g, HIST_MERGE);
+	dst = model_ring_push(h, &h->merged);
+	*dst = m;
+}
+
+static uint16_t
+model_u16(unsigned int v)
+{
+	return v > UINT16_MAX ? UINT16_MAX : (uint16_t)v;
+}
+
 static void
 model_record(struct host *h, size_t n, uint64_t now_ms)
 {
 	struct hist_rec	*r;
 	size_t		 i;
 
-	r = &h->hist[h->hist_head];
-	free(r->vms);
-	memset(r, 0, sizeof(*r));
+	r = model_ring_push(h, &h->full);
 	r->seq = h->periods;
+	r->periods = 1;
 	r->mono_ms = now_ms;
 	r->real_ms = time_real_ms();
 	r->capacity = h->sample.capacity;
@@ -489,27 +710,25 @@ model_record(struct host *h, size_t n, uint64_t now_ms)
 	r->vm_delay_cpus = h->sample.vm_delay_cpus;
 	r->psi_some_avg10 = h->sample.psi_some_avg10;
 	r->summary = h->summary;
-	r->nvms = n;
 	r->vms = n ? xcalloc(n, sizeof(*r->vms)) : NULL;
 	for (i = 0; i < n; i++) {
-		const struct vm			*vm = h->inv[i];
+		struct vm			*vm = h->inv[i];
 		const struct policy_decision	*d = &h->out[i];
 		struct hist_vm			*hv = &r->vms[i];
 
-		snprintf(hv->uuid, sizeof(hv->uuid), "%s", vm->info.uuid);
-		snprintf(hv->name, sizeof(hv->name), "%s", vm->info.name);
-		hv->run_cpus = h->in[i].run_cpus;
-		hv->delay_cpus = h->in[i].delay_cpus;
-		hv->demand = d->demand;
-		hv->vcpus = cpuset_count(&vm->info.online);
-		hv->preferred = d->vcpus;
-		hv->cores = d->cores;
-		hv->reason = d->reason;
+		hv->id = model_name_ref(h, vm);
+		r->nvms++;
+		hv->run_cpus = (float)h->in[i].run_cpus;
+		hv->delay_cpus = (float)h->in[i].delay_cpus;
+		hv->demand = (float)d->demand;
+		hv->vcpus = model_u16(cpuset_count(&vm->info.online));
+		hv->preferred = model_u16(d->vcpus);
+		hv->cores = model_u16(d->cores);
+		hv->reason = (uint8_t)d->reason;
 		hv->steerable = h->in[i].steerable;
 	}
-	h->hist_head = (h->hist_head + 1) % h->hist_cap;
-	if (h->hist_len < h->hist_cap)
-		h->hist_len++;
+	if (h->merged.cap > 0 && h->full.len == h->full.cap)
+		model_merge(h);
 }
 
 int
@@ -558,15 +777,30 @@ host_period(struct host *h, uint64_t now_ms)
 unsigned int
 host_history_len(const struct host *h)
 {
-	return h->hist_len;
+	return h->full.len + h->merged.len;
 }
 
 const struct hist_rec *
 host_history(const struct host *h, unsigned int i)
 {
-	if (i >= h->hist_len)
-		return NULL;
-	return &h->hist[(h->hist_head + h->hist_cap - 1 - i) % h->hist_cap];
+	if (i < h->full.len)
+		return model_ring_at(&h->full, i);
+	i -= h->full.len;
+	if (i < h->merged.len)
+		return model_ring_at(&h->merged, i);
+	return NULL;
+}
+
+const char *
+host_hist_name(const struct host *h, const struct hist_vm *hv)
+{
+	return h->names[hv->id].name;
+}
+
+const char *
+host_hist_uuid(const struct host *h, const struct hist_vm *hv)
+{
+	return h->names[hv->id].uuid;
 }
 
 unsigned int

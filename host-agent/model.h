@@ -159,6 +159,7 @@ struct vm {
 	bool		 decided;	/* decision holds this VM's last one */
 	struct policy_decision decision;
 	struct vm_chan	 chan;
+	uint32_t	 hist_id;	/* model: name table entry + 1, 0 none */
 	uint64_t	 added_ms;	/* monotonic */
 	TAILQ_ENTRY(vm)	 entry;
 };
@@ -184,25 +185,37 @@ struct host_sample {
 	unsigned int	 gone;		/* vCPU threads vanished this period */
 };
 
-/* One VM in one history record. */
+/*
+ * One VM in one history record.  Kept small (24 bytes) because the ring
+ * holds one per VM per period: an hour of 1000 VMs.  The name and UUID
+ * live once in the model's name table: host_hist_name(), host_hist_uuid().
+ */
 struct hist_vm {
-	char		 uuid[VM_UUID_LEN];
-	char		 name[VM_NAME_LEN];
-	double		 run_cpus;
-	double		 delay_cpus;
-	double		 demand;
-	unsigned int	 vcpus;		/* online */
-	unsigned int	 preferred;	/* vCPUs decided */
-	unsigned int	 cores;
-	enum policy_reason reason;
+	uint32_t	 id;		/* name table entry */
+	float		 run_cpus;
+	float		 delay_cpus;
+	float		 demand;
+	uint16_t	 vcpus;		/* online */
+	uint16_t	 preferred;	/* vCPUs decided */
+	uint16_t	 cores;
+	uint8_t		 reason;	/* enum policy_reason */
 	bool		 steerable;
 };
 
-/* One period. */
+/*
+ * Periods merged into one record once they are older than the
+ * history_full newest: figures are means over the periods (of those a VM
+ * ran in), counts and reasons the newest period's.
+ */
+#define HIST_MERGE	10
+
+/* One period, or HIST_MERGE periods merged (older history). */
 struct hist_rec {
-	uint64_t	 seq;		/* periods since start, from 1 */
-	uint64_t	 mono_ms;
+	uint64_t	 seq;		/* periods since start, from 1; the
+					   newest one merged */
+	uint64_t	 mono_ms;	/* of the newest period merged */
 	uint64_t	 real_ms;
+	unsigned int	 periods;	/* how many it stands for */
 	double		 capacity;
 	double		 busy_cpus;
 	double		 nonvm_cpus;
@@ -248,7 +261,12 @@ struct host_hooks {
 
 struct host_params {
 	bool		 observe;	/* decide and log; never deliver */
-	unsigned int	 history;	/* records kept, >= 1 */
+	unsigned int	 history;	/* periods of history, >= 1 */
+	/*
+	 * The newest periods kept one by one; older ones are merged
+	 * HIST_MERGE to a record.  0 (or >= history): none merged.
+	 */
+	unsigned int	 history_full;
 	unsigned int	 decisions;	/* decision events kept, >= 1 */
 	struct policy_config policy;
 };
@@ -304,6 +322,9 @@ uint64_t	 host_periods(const struct host *);
 /* History, newest first: i = 0 is the last period; NULL beyond the end. */
 unsigned int	 host_history_len(const struct host *);
 const struct hist_rec *host_history(const struct host *, unsigned int i);
+/* The name and UUID of a VM in a history record. */
+const char	*host_hist_name(const struct host *, const struct hist_vm *);
+const char	*host_hist_uuid(const struct host *, const struct hist_vm *);
 /* Decision changes, newest first. */
 unsigned int	 host_decisions_len(const struct host *);
 const struct decision_event *host_decision(const struct host *, unsigned int i);

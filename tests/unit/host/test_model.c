@@ -167,7 +167,8 @@ START_TEST(test_pipeline_no_contention)
 	ck_assert_uint_eq(r->seq, 2);
 	ck_assert_uint_eq(r->mono_ms, 2000);
 	ck_assert_uint_eq(r->nvms, 2);
-	ck_assert_str_eq(r->vms[1].name, "beta");
+	ck_assert_str_eq(host_hist_name(host, &r->vms[1]), "beta");
+	ck_assert_str_eq(host_hist_uuid(host, &r->vms[1]), U2);
 	ck_assert_uint_eq(r->vms[1].preferred, 4);
 	ck_assert_uint_eq(r->vms[1].vcpus, 4);
 	ck_assert_uint_eq(host_history(host, 1)->seq, 1);
@@ -219,6 +220,78 @@ START_TEST(test_history_ring)
 END_TEST
 
 /* Bad metadata: the VM competes with its shares and default mode. */
+/*
+ * An hour at bounded memory: periods older than history_full are kept as
+ * means over HIST_MERGE periods; a VM that left stays named in the
+ * records that saw it.
+ */
+START_TEST(test_history_merge)
+{
+	struct vm		*a, *b;
+	const struct hist_rec	*r;
+	struct host_params	 p;
+	uint64_t		 t;
+
+	make_host(true, 25);
+	p = *host_params(host);
+	p.history_full = 5;
+	host_set_params(host, &p);
+	a = add_vm(U1, "alpha", 2);
+	b = add_vm(U2, "beta", 4);
+	for (t = 1; t <= 40; t++) {
+		/* alpha runs t/100 CPUs in period t. */
+		a->sample.valid = true;
+		a->sample.run_cpus = (double)t / 100.0;
+		if (t < 32) {
+			b->sample.valid = true;
+			b->sample.run_cpus = 1.0;
+		} else if (t == 32)
+			host_vm_remove(host, b);
+		ck_assert_int_eq(host_period(host, t * 1000), 0);
+	}
+	/* 40 periods: 5..14 newest one by one, then two merged records. */
+	ck_assert_uint_eq(host_history_len(host), 12);
+	r = host_history(host, 0);
+	ck_assert_uint_eq(r->seq, 40);
+	ck_assert_uint_eq(r->periods, 1);
+	ck_assert_uint_eq(host_history(host, 9)->seq, 31);
+	r = host_history(host, 10);
+	ck_assert_uint_eq(r->seq, 30);
+	ck_assert_uint_eq(r->periods, HIST_MERGE);
+	ck_assert_uint_eq(r->nvms, 2);
+	ck_assert_str_eq(host_hist_name(host, &r->vms[0]), "alpha");
+	/* Mean of 0.21 .. 0.30. */
+	ck_assert_double_eq_tol(r->vms[0].run_cpus, 0.255, 1e-5);
+	ck_assert_str_eq(host_hist_name(host, &r->vms[1]), "beta");
+	ck_assert_str_eq(host_hist_uuid(host, &r->vms[1]), U2);
+	ck_assert_double_eq_tol(r->vms[1].run_cpus, 1.0, 1e-6);
+	ck_assert_uint_eq(r->vms[1].vcpus, 4);
+	r = host_history(host, 11);
+	ck_assert_uint_eq(r->seq, 20);
+	ck_assert_double_eq_tol(r->vms[0].run_cpus, 0.155, 1e-5);
+	ck_assert_ptr_null(host_history(host, 12));
+	/* After beta left, the records have alpha alone. */
+	ck_assert_uint_eq(host_history(host, 0)->nvms, 1);
+
+	/* 25 periods: 5 to 14 one by one, and two merged records. */
+	for (; t <= 100; t++)
+		ck_assert_int_eq(host_period(host, t * 1000), 0);
+	ck_assert_uint_eq(host_history_len(host), 10 + 2);
+	ck_assert_uint_eq(host_history(host, 9)->seq, 91);
+	ck_assert_uint_eq(host_history(host, 10)->seq, 90);
+	ck_assert_uint_eq(host_history(host, 11)->seq, 80);
+
+	/* Without merging, the ring keeps the newest one by one. */
+	p.history_full = 0;
+	host_set_params(host, &p);
+	ck_assert_uint_eq(host_history_len(host), 10);
+	ck_assert_uint_eq(host_history(host, 0)->seq, 100);
+	ck_assert_int_eq(host_period(host, 101000), 0);
+	ck_assert_uint_eq(host_history_len(host), 11);
+	ck_assert_uint_eq(host_history(host, 0)->periods, 1);
+}
+END_TEST
+
 START_TEST(test_invalid_meta_uses_defaults)
 {
 	struct vm	*a;
@@ -286,6 +359,7 @@ main(void)
 	tcase_add_test(tc, test_pipeline_no_contention);
 	tcase_add_test(tc, test_observe_never_delivers);
 	tcase_add_test(tc, test_history_ring);
+	tcase_add_test(tc, test_history_merge);
 	tcase_add_test(tc, test_invalid_meta_uses_defaults);
 	tcase_add_test(tc, test_threads_resize);
 	suite_add_tcase(s, tc);
