@@ -8,7 +8,7 @@
 #include "conf.h"
 #include "cpuset.h"
 #include "util.h"
-#include "tmpdir.h"
+#include "testlib.h"
 
 struct cfg {
 	bool		enabled;
@@ -56,13 +56,13 @@ static char *tdir;
 static void
 setup(void)
 {
-	tdir = tmpdir_make();
+	tdir = testlib_tmpdir();
 }
 
 static void
 teardown(void)
 {
-	tmpdir_remove(tdir);
+	testlib_rmtree(tdir);
 	tdir = NULL;
 }
 
@@ -72,7 +72,7 @@ put(const char *name, const char *text)
 {
 	char	*p = path_join(tdir, name);
 
-	tmpdir_put(p, text);
+	testlib_write(p, text);
 	return p;
 }
 
@@ -531,11 +531,5 @@ conf_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(conf_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(conf_suite());
 }

@@ -5,6 +5,7 @@
 
 #include "cpuset.h"
 #include "util.h"
+#include "testlib.h"
 
 static struct cpuset
 parse_ok(const char *text)
@@ -382,11 +383,5 @@ cpuset_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(cpuset_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(cpuset_suite());
 }

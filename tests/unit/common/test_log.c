@@ -10,6 +10,7 @@
 
 #include "log.h"
 #include "util.h"
+#include "testlib.h"
 
 /* stderr redirected to an unlinked temp file while a test logs. */
 struct capture {
@@ -358,11 +359,5 @@ log_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(log_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(log_suite());
 }

@@ -12,20 +12,20 @@
 #include <unistd.h>
 
 #include "util.h"
-#include "tmpdir.h"
+#include "testlib.h"
 
 static char *tdir;
 
 static void
 setup(void)
 {
-	tdir = tmpdir_make();
+	tdir = testlib_tmpdir();
 }
 
 static void
 teardown(void)
 {
-	tmpdir_remove(tdir);
+	testlib_rmtree(tdir);
 	tdir = NULL;
 }
 
@@ -124,15 +124,15 @@ START_TEST(test_file_read)
 {
 	char	*p = tpath("f"), buf[8];
 
-	tmpdir_put(p, "1234567");
+	testlib_write(p, "1234567");
 	ck_assert_int_eq(file_read(p, buf, sizeof(buf)), 7);
 	ck_assert_str_eq(buf, "1234567");
 	/* One byte more than fits: EFBIG, never a silent truncation. */
-	tmpdir_put(p, "12345678");
+	testlib_write(p, "12345678");
 	errno = 0;
 	ck_assert_int_eq(file_read(p, buf, sizeof(buf)), -1);
 	ck_assert_int_eq(errno, EFBIG);
-	tmpdir_put(p, "");
+	testlib_write(p, "");
 	ck_assert_int_eq(file_read(p, buf, sizeof(buf)), 0);
 	ck_assert_str_eq(buf, "");
 	free(p);
@@ -151,7 +151,7 @@ START_TEST(test_fd_pread_all_reread)
 	char	*p = tpath("stat"), buf[64];
 	int	 fd;
 
-	tmpdir_put(p, "100 200\n");
+	testlib_write(p, "100 200\n");
 	fd = open(p, O_RDWR);
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fd_pread_all(fd, buf, sizeof(buf)), 8);
@@ -170,7 +170,7 @@ START_TEST(test_file_write)
 {
 	char	*p = tpath("w"), buf[64];
 
-	tmpdir_put(p, "a long old value\n");
+	testlib_write(p, "a long old value\n");
 	ck_assert_int_eq(file_write(p, "0-3"), 0);
 	ck_assert_int_eq(file_read(p, buf, sizeof(buf)), 3);
 	ck_assert_str_eq(buf, "0-3");
@@ -257,7 +257,7 @@ START_TEST(test_mkdir_p)
 
 	/* Through a regular file: ENOTDIR. */
 	p = tpath("file");
-	tmpdir_put(p, "x");
+	testlib_write(p, "x");
 	q = tpath("file/sub");
 	errno = 0;
 	ck_assert_int_eq(mkdir_p(q, 0755), -1);
@@ -361,11 +361,5 @@ util_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(util_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(util_suite());
 }

@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "util.h"
+#include "testlib.h"
 
 START_TEST(test_output)
 {
@@ -64,8 +65,6 @@ main(void)
 {
 	Suite	*s = suite_create("cmd");
 	TCase	*tc = tcase_create("cmd");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_output);
@@ -73,9 +72,5 @@ main(void)
 	tcase_add_test(tc, test_failure);
 	tcase_add_test(tc, test_timeout);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(s);
 }

@@ -12,6 +12,7 @@
 
 #include "facts.h"
 #include "util.h"
+#include "testlib.h"
 
 START_TEST(test_parse_stat)
 {
@@ -180,8 +181,6 @@ main(void)
 {
 	Suite	*s = suite_create("facts");
 	TCase	*tc = tcase_create("facts");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_test(tc, test_parse_stat);
 	tcase_add_test(tc, test_parse_psi_loadavg);
@@ -189,9 +188,5 @@ main(void)
 	tcase_add_test(tc, test_cores_from_sysfs);
 	tcase_add_test(tc, test_report_from_proc);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(s);
 }

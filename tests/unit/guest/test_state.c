@@ -10,6 +10,7 @@
 
 #include "state.h"
 #include "util.h"
+#include "testlib.h"
 
 START_TEST(test_roundtrip)
 {
@@ -101,15 +102,9 @@ main(void)
 {
 	Suite	*s = suite_create("state");
 	TCase	*tc = tcase_create("records");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_damaged);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(s);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "target.h"
+#include "testlib.h"
 
 static struct cpuset
 set_of(const char *text)
@@ -122,8 +123,6 @@ main(void)
 {
 	Suite	*s = suite_create("target");
 	TCase	*tc = tcase_create("check");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_accepts_whole_cores);
@@ -132,9 +131,5 @@ main(void)
 	tcase_add_test(tc, test_refuses_empty);
 	tcase_add_test(tc, test_core_partly_offline);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(s);
 }

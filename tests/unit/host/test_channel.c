@@ -20,10 +20,10 @@
 #include <event2/event.h>
 
 #include "channel.h"
-#include "fstree.h"
 #include "log.h"
 #include "model.h"
 #include "util.h"
+#include "testlib.h"
 
 #define U1	"11111111-1111-1111-1111-111111111111"
 #define PERIOD	100	/* ms */
@@ -296,7 +296,7 @@ setup(void)
 	    LOGL_DEBUG : LOGL_ERR);
 	/* As the daemon: a peer gone is an error return, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	dir = fstree_new();
+	dir = testlib_tmpdir();
 	xasprintf(&sock, "%s/chan.sock", dir);
 	peer_listen();
 	base = event_base_new();
@@ -324,7 +324,7 @@ teardown(void)
 	close(peer.lfd);
 	unlink(sock);
 	free(sock);
-	fstree_free(dir);
+	testlib_rmtree(dir);
 }
 
 START_TEST(test_conf)
@@ -810,11 +810,5 @@ channel_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(channel_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(channel_suite());
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "domxml.h"
+#include "testlib.h"
 
 #define UUID	"4dea22b3-1d52-d8f3-2516-782e98ab3fa0"
 
@@ -392,8 +393,6 @@ main(void)
 {
 	Suite	*s = suite_create("domxml");
 	TCase	*tc = tcase_create("domxml");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_test(tc, test_live_full);
 	tcase_add_test(tc, test_live_minimal);
@@ -413,9 +412,5 @@ main(void)
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_status_bad);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return testlib_run(s);
 }

@@ -4,21 +4,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fstree.h"
 #include "hconf.h"
+#include "testlib.h"
+#include "util.h"
 
 static char *dir;
 
 static void
 setup(void)
 {
-	dir = fstree_new();
+	dir = testlib_tmpdir();
 }
 
 static void
 teardown(void)
 {
-	fstree_free(dir);
+	testlib_rmtree(dir);
 }
 
 static int
@@ -27,7 +28,7 @@ load(const char *text, struct hconf *c, char *err, size_t errlen)
 	char	*p = path_join(dir, "hostd.conf");
 	int	 rc;
 
-	fstree_put(dir, "hostd.conf", text);
+	testlib_put(dir, "hostd.conf", text);
 	hconf_defaults(c);
 	rc = hconf_load(c, p, err, errlen);
 	free(p);
@@ -157,8 +158,6 @@ main(void)
 {
 	Suite	*s = suite_create("hconf");
 	TCase	*tc = tcase_create("hconf");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_defaults);
@@ -168,9 +167,5 @@ main(void)
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_set_and_dump_round_trip);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return testlib_run(s);
 }

@@ -6,10 +6,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fstree.h"
 #include "log.h"
 #include "model.h"
 #include "sampler.h"
+#include "testlib.h"
+#include "util.h"
 
 #define S	1000000000ULL
 
@@ -25,7 +26,7 @@ setup(void)
 	struct host_params	p;
 
 	log_init("test-sampler", LOGL_WARNING);
-	root = fstree_new();
+	root = testlib_tmpdir();
 	proc = path_join(root, "proc");
 	sys = path_join(root, "sys");
 	cg = path_join(root, "cgroup");
@@ -36,8 +37,8 @@ setup(void)
 	policy_config_default(&p.policy);
 	host = host_new(&p);
 	smp = sampler_new(proc, sys, cg);
-	fstree_put(root, "sys/devices/system/cpu/online", "0-3\n");
-	fstree_put(root, "proc/pressure/cpu",
+	testlib_put(root, "sys/devices/system/cpu/online", "0-3\n");
+	testlib_put(root, "proc/pressure/cpu",
 	    "some avg10=12.50 avg60=3.00 avg300=1.00 total=123\n"
 	    "full avg10=0.25 avg60=0.00 avg300=0.00 total=0\n");
 }
@@ -50,7 +51,7 @@ teardown(void)
 	free(proc);
 	free(sys);
 	free(cg);
-	fstree_free(root);
+	testlib_rmtree(root);
 }
 
 /* /proc/stat with busy (user) ticks per CPU and 1000 idle ticks each. */
@@ -66,7 +67,7 @@ put_stat(const unsigned long long busy[4])
 		    "cpu%d %llu 0 0 1000 7 0 0 0 0 0\n", i, busy[i]);
 	snprintf(buf + n, sizeof(buf) - (size_t)n,
 	    "intr 1 2 3\nctxt 4\nprocs_running 1\n");
-	fstree_put(root, "proc/stat", buf);
+	testlib_put(root, "proc/stat", buf);
 }
 
 static void
@@ -76,7 +77,7 @@ put_schedstat(int tid, unsigned long long run, unsigned long long delay)
 
 	snprintf(rel, sizeof(rel), "proc/100/task/%d/schedstat", tid);
 	snprintf(text, sizeof(text), "%llu %llu 42\n", run, delay);
-	fstree_put(root, rel, text);
+	testlib_put(root, rel, text);
 }
 
 /* A running VM with 3 vCPUs whose threads are 101..103 of pid 100. */
@@ -111,9 +112,9 @@ START_TEST(test_rates_cgroup2)
 	const struct host_sample *hs = host_sample(host);
 	struct vm		*vm = add_vm();
 
-	fstree_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "1-3\n");
+	testlib_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "1-3\n");
 	/* A v1 file too: v2 wins. */
-	fstree_put(root, "cgroup/cpuset/machine/cpuset.cpus", "0\n");
+	testlib_put(root, "cgroup/cpuset/machine/cpuset.cpus", "0\n");
 	put_stat(b0);
 	put_schedstat(101, 1 * S, S / 2);
 	put_schedstat(102, 0, 0);
@@ -177,7 +178,7 @@ START_TEST(test_vanished_thread)
 
 	/* 102 exits while held open: procfs then reads nothing. */
 	put_schedstat(101, 2 * S, 0);
-	fstree_put(root, "proc/100/task/102/schedstat", "");
+	testlib_put(root, "proc/100/task/102/schedstat", "");
 	ck_assert_int_eq(sampler_run(smp, host, 2 * S), 0);
 	ck_assert(vm->thread[1].gone);
 	ck_assert_uint_eq(vm->sample.threads, 1);
@@ -196,8 +197,8 @@ START_TEST(test_vanished_thread)
 	ck_assert_uint_eq(vm->sample.threads, 2);
 
 	/* The whole VM goes. */
-	fstree_put(root, "proc/100/task/101/schedstat", "");
-	fstree_put(root, "proc/100/task/104/schedstat", "");
+	testlib_put(root, "proc/100/task/101/schedstat", "");
+	testlib_put(root, "proc/100/task/104/schedstat", "");
 	ck_assert_int_eq(sampler_run(smp, host, 5 * S), 0);
 	ck_assert_uint_eq(vm->sample.threads, 0);
 	ck_assert(!vm->sample.valid);
@@ -210,7 +211,7 @@ START_TEST(test_cgroup1)
 	const struct host_sample *hs = host_sample(host);
 
 	put_stat(b);
-	fstree_put(root, "cgroup/cpuset/machine/cpuset.cpus", "0,2\n");
+	testlib_put(root, "cgroup/cpuset/machine/cpuset.cpus", "0,2\n");
 	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup1");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 2);
@@ -226,7 +227,7 @@ START_TEST(test_cgroup1_slice_offline)
 	const struct host_sample *hs = host_sample(host);
 
 	put_stat(b);
-	fstree_put(root, "cgroup/cpuset/machine.slice/cpuset.effective_cpus",
+	testlib_put(root, "cgroup/cpuset/machine.slice/cpuset.effective_cpus",
 	    "2-5\n");
 	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup1");
@@ -243,22 +244,22 @@ START_TEST(test_fallback_online)
 
 	put_stat(b);
 	/* An empty cpuset is no answer. */
-	fstree_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "\n");
-	fstree_del(root, "proc/pressure/cpu");
+	testlib_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "\n");
+	testlib_del(root, "proc/pressure/cpu");
 	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "online");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 4);
 	ck_assert(hs->psi_some_avg10 < 0);
 
 	/* The cgroup appears (libvirtd started): picked up within 10 runs. */
-	fstree_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "3\n");
+	testlib_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "3\n");
 	for (i = 2; i <= 11; i++)
 		ck_assert_int_eq(sampler_run(smp, host, i * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup2");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 1);
-	fstree_put(root, "sys/devices/system/cpu/online", "garbage\n");
+	testlib_put(root, "sys/devices/system/cpu/online", "garbage\n");
 	ck_assert_int_eq(sampler_run(smp, host, 12 * S), -1);
-	fstree_put(root, "sys/devices/system/cpu/online", "0-3\n");
+	testlib_put(root, "sys/devices/system/cpu/online", "0-3\n");
 	ck_assert_int_eq(sampler_run(smp, host, 13 * S), 0);
 }
 END_TEST
@@ -277,12 +278,12 @@ START_TEST(test_find_vcpu_threads)
 {
 	pid_t	tids[4];
 
-	fstree_put(root, "proc/200/task/200/comm", "qemu-system-x86\n");
-	fstree_put(root, "proc/200/task/201/comm", "CPU 0/TCG\n");
-	fstree_put(root, "proc/200/task/203/comm", "CPU 2/KVM\n");
-	fstree_put(root, "proc/200/task/204/comm", "CPU 9/KVM\n");
-	fstree_put(root, "proc/200/task/205/comm", "IO mon_iothread\n");
-	fstree_put(root, "proc/200/task/206/comm", "CPU x/KVM\n");
+	testlib_put(root, "proc/200/task/200/comm", "qemu-system-x86\n");
+	testlib_put(root, "proc/200/task/201/comm", "CPU 0/TCG\n");
+	testlib_put(root, "proc/200/task/203/comm", "CPU 2/KVM\n");
+	testlib_put(root, "proc/200/task/204/comm", "CPU 9/KVM\n");
+	testlib_put(root, "proc/200/task/205/comm", "IO mon_iothread\n");
+	testlib_put(root, "proc/200/task/206/comm", "CPU x/KVM\n");
 	ck_assert_int_eq(sampler_find_vcpu_threads(proc, 200, tids, 4), 2);
 	ck_assert_int_eq(tids[0], 201);
 	ck_assert_int_eq(tids[1], 0);
@@ -297,8 +298,6 @@ main(void)
 {
 	Suite	*s = suite_create("sampler");
 	TCase	*tc = tcase_create("sampler");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_rates_cgroup2);
@@ -309,9 +308,5 @@ main(void)
 	tcase_add_test(tc, test_no_proc_stat);
 	tcase_add_test(tc, test_find_vcpu_threads);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return testlib_run(s);
 }

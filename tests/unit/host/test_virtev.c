@@ -13,6 +13,7 @@
 #include <libvirt/libvirt.h>
 
 #include "virtev.h"
+#include "testlib.h"
 
 static struct event_base *base;
 
@@ -209,8 +210,7 @@ main(void)
 {
 	Suite	*s = suite_create("virtev");
 	TCase	*tc = tcase_create("virtev");
-	SRunner	*sr;
-	int	 failed;
+	int	 status;
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_timeout_off_and_periodic);
@@ -218,11 +218,8 @@ main(void)
 	tcase_add_test(tc, test_timeout_removes_itself);
 	tcase_add_test(tc, test_handles_same_fd_twice);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = testlib_run(s);
 	if (base != NULL)
 		event_base_free(base);
-	return failed == 0 ? 0 : 1;
+	return status;
 }

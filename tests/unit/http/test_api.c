@@ -13,6 +13,7 @@
 #include "api.h"
 #include "api_jw.h"
 #include "api_policy.h"
+#include "testlib.h"
 
 static int
 decode(const char *text, struct api_policy *p, char *err)
@@ -330,11 +331,5 @@ api_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(api_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testlib_run(api_suite());
 }

@@ -13,6 +13,7 @@
 
 #include "policy.h"
 #include "util.h"
+#include "testlib.h"
 
 #define MAXV		16
 #define MAXCORES	64
@@ -1253,11 +1254,5 @@ policy_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(policy_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(policy_suite());
 }

@@ -10,6 +10,7 @@
 
 #include "proto.h"
 #include "util.h"
+#include "testlib.h"
 
 #define MAX_EVENTS	64
 
@@ -392,11 +393,5 @@ framer_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(framer_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(framer_suite());
 }

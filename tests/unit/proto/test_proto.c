@@ -12,6 +12,7 @@
 #include "cpuset.h"
 #include "proto.h"
 #include "util.h"
+#include "testlib.h"
 
 #define SESSION_HEX	"0123456789abcdef"
 #define SESSION		UINT64_C(0x0123456789abcdef)
@@ -1012,11 +1013,5 @@ proto_suite(void)
 int
 main(void)
 {
-	SRunner	*sr = srunner_create(proto_suite());
-	int	 failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(proto_suite());
 }
