@@ -14,6 +14,7 @@
 #include "met.h"
 #include "scen.h"
 #include "sim.h"
+#include "testlib.h"
 
 static void
 load(struct scen *sc, const char *text)
@@ -356,8 +357,6 @@ main(void)
 {
 	Suite	*s = suite_create("sim");
 	TCase	*tc = tcase_create("sim");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, parse_ok);
@@ -372,9 +371,5 @@ main(void)
 	tcase_add_test(tc, coordination_beats_overcommit);
 	tcase_add_test(tc, deterministic);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testlib_run(s);
 }

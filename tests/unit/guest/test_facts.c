@@ -68,24 +68,9 @@ START_TEST(test_kernel_before)
 }
 END_TEST
 
-static void
-put(const char *root, const char *rel, const char *text)
-{
-	char	*path = path_join(root, rel), *dir = xstrdup(path);
-	FILE	*f;
-
-	*strrchr(dir, '/') = '\0';
-	ck_assert_int_eq(mkdir_p(dir, 0755), 0);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
-	free(dir);
-	free(path);
-}
-
 START_TEST(test_cores_from_sysfs)
 {
-	char			 dir[] = "/tmp/test-facts.XXXXXX", err[256];
+	char			*dir = testlib_tmpdir(), err[256];
 	char			 buf[64], *cmd;
 	struct guestd_conf	 conf;
 	struct facts		 f;
@@ -93,7 +78,6 @@ START_TEST(test_cores_from_sysfs)
 	static const char *const want[] = { "0,4", "1,5", "2", "3" };
 	unsigned int		 i;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	memset(&conf, 0, sizeof(conf));
 	conf.sys_root = dir;
 	conf.proc_root = dir;
@@ -102,12 +86,15 @@ START_TEST(test_cores_from_sysfs)
 	ck_assert_ptr_nonnull(strstr(err, "devices/system/cpu/online"));
 
 	/* Siblings 0,4 and 1,5 (as on x86), CPU 6 offline, 2-3 no topology. */
-	put(dir, "devices/system/cpu/online", "0-5\n");
-	put(dir, "devices/system/cpu/cpu0/topology/thread_siblings_list",
+	testlib_put(dir, "devices/system/cpu/online", "0-5\n");
+	testlib_put(dir,
+	    "devices/system/cpu/cpu0/topology/thread_siblings_list",
 	    "0,4\n");
-	put(dir, "devices/system/cpu/cpu4/topology/thread_siblings_list",
+	testlib_put(dir,
+	    "devices/system/cpu/cpu4/topology/thread_siblings_list",
 	    "0,4\n");
-	put(dir, "devices/system/cpu/cpu1/topology/thread_siblings_list",
+	testlib_put(dir,
+	    "devices/system/cpu/cpu1/topology/thread_siblings_list",
 	    "1,5-6\n");
 	ck_assert_int_eq(facts_read(&f, &conf, err, sizeof(err)), 0);
 	ck_assert_uint_eq(f.ncores, 4);
@@ -119,7 +106,7 @@ START_TEST(test_cores_from_sysfs)
 
 	facts_governor(&conf, buf, sizeof(buf), &mask);
 	ck_assert_str_eq(buf, "");
-	put(dir, "devices/system/cpu/preferred", "0-3\n");
+	testlib_put(dir, "devices/system/cpu/preferred", "0-3\n");
 	xasprintf(&cmd, "%s/devices/system/cpu/preferred", dir);
 	ck_assert_int_eq(chmod(cmd, 0444), 0);
 	facts_governor(&conf, buf, sizeof(buf), &mask);
@@ -130,28 +117,24 @@ START_TEST(test_cores_from_sysfs)
 	ck_assert_str_eq(buf, "");
 	free(cmd);
 
-	xasprintf(&cmd, "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
+	testlib_rmtree(dir);
 }
 END_TEST
 
 START_TEST(test_report_from_proc)
 {
-	char			 dir[] = "/tmp/test-facts.XXXXXX", err[256];
-	char			*cmd;
+	char			*dir = testlib_tmpdir(), err[256];
 	struct guestd_conf	 conf;
 	struct facts_cputime	 last;
 	struct proto_report	 r;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	memset(&conf, 0, sizeof(conf));
 	memset(&last, 0, sizeof(last));
 	conf.sys_root = dir;
 	conf.proc_root = dir;
-	put(dir, "devices/system/cpu/online", "0-1\n");
-	put(dir, "stat", "cpu  300 0 100 500 0 0 0 100 0 0\n");
-	put(dir, "loadavg", "1.00 0.50 0.25 3/99 1\n");
+	testlib_put(dir, "devices/system/cpu/online", "0-1\n");
+	testlib_put(dir, "stat", "cpu  300 0 100 500 0 0 0 100 0 0\n");
+	testlib_put(dir, "loadavg", "1.00 0.50 0.25 3/99 1\n");
 	/* Without PSI (CONFIG_PSI off) pressure reads as 0. */
 	ck_assert_int_eq(facts_report(&conf, &last, &r, err, sizeof(err)), 0);
 	ck_assert_double_eq_tol(r.steal_pct, 10.0, 1e-9);
@@ -160,19 +143,18 @@ START_TEST(test_report_from_proc)
 	ck_assert_uint_eq(cpuset_count(&r.online), 2);
 	ck_assert_uint_eq(last.total, 1000);
 
-	put(dir, "pressure/cpu", "some avg10=7.25 avg60=0 avg300=0 total=1\n");
-	put(dir, "stat", "cpu  400 0 100 500 0 0 0 100 0 0\n");
+	testlib_put(dir, "pressure/cpu",
+	    "some avg10=7.25 avg60=0 avg300=0 total=1\n");
+	testlib_put(dir, "stat", "cpu  400 0 100 500 0 0 0 100 0 0\n");
 	ck_assert_int_eq(facts_report(&conf, &last, &r, err, sizeof(err)), 0);
 	ck_assert_double_eq_tol(r.steal_pct, 0.0, 1e-9);
 	ck_assert_double_eq_tol(r.psi_some_avg10, 7.25, 1e-9);
 
-	put(dir, "loadavg", "junk\n");
+	testlib_put(dir, "loadavg", "junk\n");
 	ck_assert_int_eq(facts_report(&conf, &last, &r, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "loadavg"));
 
-	xasprintf(&cmd, "rm -rf %s", dir);
-	ck_assert_int_eq(system(cmd), 0);
-	free(cmd);
+	testlib_rmtree(dir);
 }
 END_TEST
 

@@ -23,7 +23,7 @@ START_TEST(test_roundtrip)
 		{ "affinity", "4242", "3" },
 	};
 	struct state	st, back;
-	char		*text, err[256], dir[] = "/tmp/test-state.XXXXXX", *path;
+	char		*text, err[256], *dir, *path;
 	size_t		i;
 
 	state_init(&st);
@@ -47,7 +47,7 @@ START_TEST(test_roundtrip)
 	ck_assert_ptr_null(state_get(&back, "cpuset", "nope"));
 	state_free(&back);
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = testlib_tmpdir();
 	path = path_join(dir, "f.state");
 	state_init(&back);
 	ck_assert_int_eq(state_load(&back, path, err, sizeof(err)), 0);
@@ -56,8 +56,7 @@ START_TEST(test_roundtrip)
 	ck_assert_uint_eq(back.n, st.n);
 	ck_assert_str_eq(back.recs[1].key, "a b/c\nd");
 	state_free(&back);
-	unlink(path);
-	rmdir(dir);
+	testlib_rmtree(dir);
 	free(path);
 	state_free(&st);
 }
