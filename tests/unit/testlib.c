@@ -47,6 +47,21 @@ testlib_rmtree(char *dir)
 	free(dir);
 }
 
+char	*testlib_dir;
+
+void
+testlib_dir_setup(void)
+{
+	testlib_dir = testlib_tmpdir();
+}
+
+void
+testlib_dir_teardown(void)
+{
+	testlib_rmtree(testlib_dir);
+	testlib_dir = NULL;
+}
+
 void
 testlib_write(const char *path, const char *text)
 {

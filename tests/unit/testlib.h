@@ -15,6 +15,14 @@ char	*testlib_tmpdir(void);
 /* Remove dir with everything in it, then free dir. */
 void	 testlib_rmtree(char *dir);
 
+/*
+ * A fixture's temp directory: testlib_dir_setup makes testlib_dir,
+ * testlib_dir_teardown removes it; for tcase_add_*_fixture.
+ */
+extern char	*testlib_dir;
+void	 testlib_dir_setup(void);
+void	 testlib_dir_teardown(void);
+
 /* Write a whole file; an existing one is truncated in place (open fds
  * stay valid). */
 void	 testlib_write(const char *path, const char *text);

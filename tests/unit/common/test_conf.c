@@ -51,26 +51,11 @@ static const struct conf_opt opts[] = {
 	  .min = 1, .max = 10000, .help = "Default weight." },
 };
 
-static char *tdir;
-
-static void
-setup(void)
-{
-	tdir = testlib_tmpdir();
-}
-
-static void
-teardown(void)
-{
-	testlib_rmtree(tdir);
-	tdir = NULL;
-}
-
 /* Write text to a fresh file named after the test; caller frees. */
 static char *
 put(const char *name, const char *text)
 {
-	char	*p = path_join(tdir, name);
+	char	*p = path_join(testlib_dir, name);
 
 	testlib_write(p, text);
 	return p;
@@ -309,7 +294,7 @@ START_TEST(test_load_errors)
 	FILE		*fp;
 
 	snprintf(name, sizeof(name), "err%d.conf", _i);
-	p = path_join(tdir, name);
+	p = path_join(testlib_dir, name);
 	/* The NUL case needs the bytes past the first NUL. */
 	if (strstr(load_errors[_i].where_why, "NUL") != NULL)
 		len += strlen(text + len + 1) + 1;
@@ -331,7 +316,8 @@ END_TEST
 START_TEST(test_load_missing_file)
 {
 	struct cfg	c;
-	char		err[512], want[600], *p = path_join(tdir, "absent.conf");
+	char		err[512], want[600];
+	char		*p = path_join(testlib_dir, "absent.conf");
 
 	defaults(&c);
 	ck_assert_int_eq(conf_load(opts, nitems(opts), &c, p, err,
@@ -405,7 +391,7 @@ START_TEST(test_dump_round_trip)
 		memset(a.socket, ';', CONF_STRLEN - 1);
 		a.socket[CONF_STRLEN - 1] = '\0';
 
-		p = path_join(tdir, "dump.conf");
+		p = path_join(testlib_dir, "dump.conf");
 		fp = fopen(p, "w");
 		ck_assert_ptr_nonnull(fp);
 		conf_dump(opts, nitems(opts), &a, fp);
@@ -424,7 +410,7 @@ START_TEST(test_dump_round_trip)
 		ck_assert_str_eq(b.label, a.label);
 
 		/* Dumping the loaded values gives the same text. */
-		p2 = path_join(tdir, "dump2.conf");
+		p2 = path_join(testlib_dir, "dump2.conf");
 		fp = fopen(p2, "w");
 		ck_assert_ptr_nonnull(fp);
 		conf_dump(opts, nitems(opts), &b, fp);
@@ -518,7 +504,8 @@ conf_suite(void)
 
 	tc = tcase_create("files");
 	/* Made and removed by the runner, so failures leave nothing behind. */
-	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, testlib_dir_setup,
+	    testlib_dir_teardown);
 	tcase_add_test(tc, test_load);
 	tcase_add_loop_test(tc, test_load_errors, 0, (int)nitems(load_errors));
 	tcase_add_test(tc, test_load_missing_file);

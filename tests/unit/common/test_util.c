@@ -14,25 +14,10 @@
 #include "util.h"
 #include "testlib.h"
 
-static char *tdir;
-
-static void
-setup(void)
-{
-	tdir = testlib_tmpdir();
-}
-
-static void
-teardown(void)
-{
-	testlib_rmtree(tdir);
-	tdir = NULL;
-}
-
 static char *
 tpath(const char *name)
 {
-	return path_join(tdir, name);
+	return path_join(testlib_dir, name);
 }
 
 static unsigned int
@@ -348,7 +333,8 @@ util_suite(void)
 	 * Unchecked: the directory is made and removed in the runner, so it
 	 * goes away even when a test fails in its child; names differ per test.
 	 */
-	tcase_add_unchecked_fixture(tc, setup, teardown);
+	tcase_add_unchecked_fixture(tc, testlib_dir_setup,
+	    testlib_dir_teardown);
 	tcase_add_test(tc, test_file_read);
 	tcase_add_test(tc, test_fd_pread_all_reread);
 	tcase_add_test(tc, test_file_write);

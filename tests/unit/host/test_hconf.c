@@ -8,27 +8,13 @@
 #include "testlib.h"
 #include "util.h"
 
-static char *dir;
-
-static void
-setup(void)
-{
-	dir = testlib_tmpdir();
-}
-
-static void
-teardown(void)
-{
-	testlib_rmtree(dir);
-}
-
 static int
 load(const char *text, struct hconf *c, char *err, size_t errlen)
 {
-	char	*p = path_join(dir, "hostd.conf");
+	char	*p = path_join(testlib_dir, "hostd.conf");
 	int	 rc;
 
-	testlib_put(dir, "hostd.conf", text);
+	testlib_put(testlib_dir, "hostd.conf", text);
 	hconf_defaults(c);
 	rc = hconf_load(c, p, err, errlen);
 	free(p);
@@ -106,7 +92,7 @@ START_TEST(test_load_bad)
 	char		 err[512], *want;
 
 	ck_assert_int_eq(load(bads[_i].text, &c, err, sizeof(err)), -1);
-	xasprintf(&want, "%s/hostd.conf%s", dir, bads[_i].err);
+	xasprintf(&want, "%s/hostd.conf%s", testlib_dir, bads[_i].err);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
 	    "got '%s', want '%s...'", err, want);
 	free(want);
@@ -116,7 +102,7 @@ END_TEST
 START_TEST(test_missing_file)
 {
 	struct hconf	c;
-	char		err[512], *p = path_join(dir, "nope.conf");
+	char		err[512], *p = path_join(testlib_dir, "nope.conf");
 
 	hconf_defaults(&c);
 	ck_assert_int_eq(hconf_load(&c, p, err, sizeof(err)), -1);
@@ -128,7 +114,7 @@ END_TEST
 START_TEST(test_set_and_dump_round_trip)
 {
 	struct hconf	c, d;
-	char		err[512], *p = path_join(dir, "dump.conf");
+	char		err[512], *p = path_join(testlib_dir, "dump.conf");
 	FILE		*fp;
 
 	hconf_defaults(&c);
@@ -159,7 +145,8 @@ main(void)
 	Suite	*s = suite_create("hconf");
 	TCase	*tc = tcase_create("hconf");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, testlib_dir_setup,
+	    testlib_dir_teardown);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_load_good);
 	tcase_add_loop_test(tc, test_load_bad, 0,
