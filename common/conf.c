@@ -44,22 +44,6 @@ struct conf_reader {
 	size_t			 errlen;
 };
 
-static void
-conf_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-conf_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static const char *
 conf_type_name(enum conf_type t)
 {
@@ -94,19 +78,19 @@ conf_unquote(const char *v, char *out, size_t outlen, char *cause,
 	char	c, hex[3];
 
 	if (len < 2 || v[len - 1] != '"') {
-		conf_err(cause, causelen, "unterminated quoted string");
+		err_set(cause, causelen, "unterminated quoted string");
 		return -1;
 	}
 	for (i = 1; i < len - 1; i++) {
 		c = v[i];
 		if (c == '"') {
-			conf_err(cause, causelen,
+			err_set(cause, causelen,
 			    "unescaped '\"' inside a quoted string");
 			return -1;
 		}
 		if (c == '\\') {
 			if (i + 1 >= len - 1) {
-				conf_err(cause, causelen,
+				err_set(cause, causelen,
 				    "'\\' at the end of a quoted string");
 				return -1;
 			}
@@ -119,7 +103,7 @@ conf_unquote(const char *v, char *out, size_t outlen, char *cause,
 			case 'x':
 				if (i + 2 >= len - 1 ||
 				    strspn(v + i + 1, "0123456789abcdefABCDEF") < 2) {
-					conf_err(cause, causelen,
+					err_set(cause, causelen,
 					    "bad \\x escape in a quoted string");
 					return -1;
 				}
@@ -128,21 +112,21 @@ conf_unquote(const char *v, char *out, size_t outlen, char *cause,
 				hex[2] = '\0';
 				c = (char)strtoul(hex, NULL, 16);
 				if (c == '\0') {
-					conf_err(cause, causelen,
+					err_set(cause, causelen,
 					    "\\x00 is not allowed in a string");
 					return -1;
 				}
 				i += 2;
 				break;
 			default:
-				conf_err(cause, causelen,
+				err_set(cause, causelen,
 				    "unknown escape '\\%c' in a quoted string",
 				    v[i]);
 				return -1;
 			}
 		}
 		if (o + 1 >= outlen) {
-			conf_err(cause, causelen,
+			err_set(cause, causelen,
 			    "string longer than %zu bytes", outlen - 1);
 			return -1;
 		}
@@ -172,28 +156,28 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 				return 0;
 			}
 		}
-		conf_err(cause, causelen,
+		err_set(cause, causelen,
 		    "'%s' is not a boolean (yes/no, true/false, on/off, 1/0)",
 		    v);
 		return -1;
 	case CONF_UINT:
 		if (parse_uint(v, 0, UINT64_MAX, &u) == -1) {
 			if (errno == ERANGE)
-				conf_err(cause, causelen,
+				err_set(cause, causelen,
 				    "%s is above the maximum %llu", v,
 				    (unsigned long long)o->max);
 			else
-				conf_err(cause, causelen,
+				err_set(cause, causelen,
 				    "'%s' is not an unsigned integer", v);
 			return -1;
 		}
 		if (u < o->min) {
-			conf_err(cause, causelen, "%s is below the minimum %llu",
+			err_set(cause, causelen, "%s is below the minimum %llu",
 			    v, (unsigned long long)o->min);
 			return -1;
 		}
 		if (u > o->max) {
-			conf_err(cause, causelen, "%s is above the maximum %llu",
+			err_set(cause, causelen, "%s is above the maximum %llu",
 			    v, (unsigned long long)o->max);
 			return -1;
 		}
@@ -204,17 +188,17 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 		d = strtod(v, &end);
 		/* Overflow is not finite; ERANGE on underflow is fine. */
 		if (*v == '\0' || *end != '\0' || end == v || !isfinite(d)) {
-			conf_err(cause, causelen, "'%s' is not a finite number",
+			err_set(cause, causelen, "'%s' is not a finite number",
 			    v);
 			return -1;
 		}
 		if (d < o->dmin) {
-			conf_err(cause, causelen, "%s is below the minimum %g",
+			err_set(cause, causelen, "%s is below the minimum %g",
 			    v, o->dmin);
 			return -1;
 		}
 		if (d > o->dmax) {
-			conf_err(cause, causelen, "%s is above the maximum %g",
+			err_set(cause, causelen, "%s is above the maximum %g",
 			    v, o->dmax);
 			return -1;
 		}
@@ -229,7 +213,7 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 			return 0;
 		}
 		if (strlen(v) >= CONF_STRLEN) {
-			conf_err(cause, causelen, "string longer than %d bytes",
+			err_set(cause, causelen, "string longer than %d bytes",
 			    CONF_STRLEN - 1);
 			return -1;
 		}
@@ -242,7 +226,7 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 				return 0;
 			}
 		}
-		conf_err(cause, causelen, "'%s' is not one of", v);
+		err_set(cause, causelen, "'%s' is not one of", v);
 		for (i = 0; o->choices != NULL && o->choices[i] != NULL; i++) {
 			size_t	l = strlen(cause);
 
@@ -253,13 +237,13 @@ conf_parse_value(const struct conf_opt *o, void *dst, const char *v,
 		return -1;
 	case CONF_CPULIST:
 		if (cpuset_parse(&set, v, cerr, sizeof(cerr)) == -1) {
-			conf_err(cause, causelen, "bad cpulist: %s", cerr);
+			err_set(cause, causelen, "bad cpulist: %s", cerr);
 			return -1;
 		}
 		memcpy(slot, &set, sizeof(set));
 		return 0;
 	}
-	conf_err(cause, causelen, "option has an unknown type");
+	err_set(cause, causelen, "option has an unknown type");
 	return -1;
 }
 
@@ -300,10 +284,10 @@ conf_set(const struct conf_opt *opts, size_t n, void *dst,
 
 	if (!conf_has_section(opts, n, section)) {
 		if (*section == '\0')
-			conf_err(err, errlen, "%s: option outside any section",
+			err_set(err, errlen, "%s: option outside any section",
 			    name);
 		else
-			conf_err(err, errlen, "unknown section [%s]", section);
+			err_set(err, errlen, "unknown section [%s]", section);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -312,12 +296,12 @@ conf_set(const struct conf_opt *opts, size_t n, void *dst,
 			continue;
 		if (conf_parse_value(&opts[i], dst, value, cause,
 		    sizeof(cause)) == -1) {
-			conf_err(err, errlen, "%s: %s", name, cause);
+			err_set(err, errlen, "%s: %s", name, cause);
 			return -1;
 		}
 		return 0;
 	}
-	conf_err(err, errlen, "unknown option '%s' in section [%s]", name,
+	err_set(err, errlen, "unknown option '%s' in section [%s]", name,
 	    section);
 	return -1;
 }
@@ -337,7 +321,7 @@ conf_reader_fail(struct conf_reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
-	conf_err(r->err, r->errlen, "%s:%u: %s", r->path, r->lineno, cause);
+	err_set(r->err, r->errlen, "%s:%u: %s", r->path, r->lineno, cause);
 	r->failed = 1;
 }
 
@@ -483,7 +467,7 @@ conf_load(const struct conf_opt *opts, size_t n, void *dst,
 	r.err = err;
 	r.errlen = errlen;
 	if ((r.fp = fopen(path, "re")) == NULL) {
-		conf_err(err, errlen, "%s: %s", path, strerror(errno));
+		err_set(err, errlen, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	rc = ini_parse_stream(conf_read_line, &r, conf_ini_handler, &r);
@@ -493,12 +477,12 @@ conf_load(const struct conf_opt *opts, size_t n, void *dst,
 	if (r.failed)
 		return -1;
 	if (rc == -2) {
-		conf_err(err, errlen, "%s: out of memory", path);
+		err_set(err, errlen, "%s: out of memory", path);
 		return -1;
 	}
 	if (rc != 0) {
 		/* Our reader checks what inih checks; this is a fallback. */
-		conf_err(err, errlen, "%s:%d: syntax error", path, rc);
+		err_set(err, errlen, "%s:%d: syntax error", path, rc);
 		return -1;
 	}
 	return 0;

@@ -4,7 +4,6 @@
  * sysfs would not print is rejected with the offset of the bad item.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,22 +186,6 @@ cpuset_next(const struct cpuset *s, int after)
 	return cpuset_scan(s, (unsigned int)(after + 1));
 }
 
-static void
-cpuset_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void
-cpuset_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * Read a CPU number at *pos.  Only digits: no sign, no space, no base
  * prefix other than plain decimal (leading zeros are tolerated as sysfs
@@ -217,17 +200,17 @@ cpuset_parse_num(const char *s, size_t len, size_t *pos, unsigned int *out,
 
 	if (i >= len || s[i] < '0' || s[i] > '9') {
 		if (i >= len)
-			cpuset_err(err, errlen,
+			err_set(err, errlen,
 			    "missing CPU number at offset %zu", i);
 		else if (s[i] == '\0')
-			cpuset_err(err, errlen,
+			err_set(err, errlen,
 			    "NUL byte at offset %zu", i);
 		else if (s[i] >= ' ' && s[i] < 0x7f)
-			cpuset_err(err, errlen,
+			err_set(err, errlen,
 			    "unexpected '%c' at offset %zu, expected a CPU number",
 			    s[i], i);
 		else
-			cpuset_err(err, errlen,
+			err_set(err, errlen,
 			    "unexpected byte 0x%02x at offset %zu, expected a CPU number",
 			    (unsigned char)s[i], i);
 		return -1;
@@ -238,7 +221,7 @@ cpuset_parse_num(const char *s, size_t len, size_t *pos, unsigned int *out,
 			/* Skip the rest of the number to show all of it. */
 			while (i < len && s[i] >= '0' && s[i] <= '9')
 				i++;
-			cpuset_err(err, errlen,
+			err_set(err, errlen,
 			    "CPU %.*s at offset %zu is out of range (max %d)",
 			    (int)(i - start > 24 ? 24 : i - start), s + start,
 			    start, CPUSET_MAX - 1);
@@ -254,13 +237,13 @@ static int
 cpuset_bad_sep(const char *s, size_t i, char *err, size_t errlen)
 {
 	if (s[i] == '\0')
-		cpuset_err(err, errlen, "NUL byte at offset %zu", i);
+		err_set(err, errlen, "NUL byte at offset %zu", i);
 	else if (s[i] >= ' ' && s[i] < 0x7f)
-		cpuset_err(err, errlen,
+		err_set(err, errlen,
 		    "unexpected '%c' at offset %zu, expected ','",
 		    s[i], i);
 	else
-		cpuset_err(err, errlen,
+		err_set(err, errlen,
 		    "unexpected byte 0x%02x at offset %zu, expected ','",
 		    (unsigned char)s[i], i);
 	return -1;
@@ -284,12 +267,12 @@ cpuset_parse_n(struct cpuset *set, const char *s, size_t len, char *err,
 	for (;;) {
 		start = i;
 		if (i < len && s[i] == ',') {
-			cpuset_err(err, errlen, "empty item at offset %zu", i);
+			err_set(err, errlen, "empty item at offset %zu", i);
 			return -1;
 		}
 		if (cpuset_parse_num(s, len, &i, &lo, err, errlen) == -1) {
 			if (i >= len && start > 0)
-				cpuset_err(err, errlen,
+				err_set(err, errlen,
 				    "empty item at offset %zu", i);
 			return -1;
 		}
@@ -300,7 +283,7 @@ cpuset_parse_n(struct cpuset *set, const char *s, size_t len, char *err,
 			    errlen) == -1)
 				return -1;
 			if (hi < lo) {
-				cpuset_err(err, errlen,
+				err_set(err, errlen,
 				    "descending range %u-%u at offset %zu",
 				    lo, hi, start);
 				return -1;

@@ -370,3 +370,15 @@ str_rstrip(char *s)
 		s[--n] = '\0';
 	return s;
 }
+
+void
+err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

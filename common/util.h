@@ -43,5 +43,8 @@ int	mkdir_p(const char *path, mode_t mode);
 int	parse_uint(const char *, uint64_t min, uint64_t max, uint64_t *out);
 /* Strip trailing whitespace in place; returns s. */
 char	*str_rstrip(char *s);
+/* Write a cause into the caller's err[errlen]; NULL or 0 writes nothing. */
+void	err_set(char *err, size_t errlen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 #endif

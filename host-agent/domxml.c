@@ -4,7 +4,6 @@
  * every number is range-checked before it sizes anything.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +26,6 @@ struct domxml_doc {
 	xmlXPathContextPtr	ctx;
 };
 
-static void
-domxml_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* libxml2 prints parse errors on stderr by default; we report our own. */
 static void
 domxml_silent(void *ctx, const char *msg, ...)
@@ -49,7 +38,7 @@ domxml_open(struct domxml_doc *d, const char *xml, size_t len, char *err,
 {
 	memset(d, 0, sizeof(*d));
 	if (len > INT32_MAX) {
-		domxml_err(err, errlen, "XML document too large");
+		err_set(err, errlen, "XML document too large");
 		return -1;
 	}
 	xmlSetGenericErrorFunc(NULL, domxml_silent);
@@ -57,7 +46,7 @@ domxml_open(struct domxml_doc *d, const char *xml, size_t len, char *err,
 	    XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING);
 	if (d->doc == NULL) {
 		const xmlError *e = xmlGetLastError();
-		domxml_err(err, errlen, "XML does not parse%s%s",
+		err_set(err, errlen, "XML does not parse%s%s",
 		    e && e->message ? ": " : "", e && e->message ?
 		    e->message : "");
 		str_rstrip(err);
@@ -133,7 +122,7 @@ domxml_uint(struct domxml_doc *d, xmlNodePtr node, const char *expr,
 	str_rstrip(s);
 	if (parse_uint(s + strspn(s, " \t\n"), min, max, out) != 0) {
 		char esc[64];
-		domxml_err(err, errlen, "%s: '%s' is not a number in %llu..%llu",
+		err_set(err, errlen, "%s: '%s' is not a number in %llu..%llu",
 		    expr, str_escape(esc, sizeof(esc), s, strlen(s)),
 		    (unsigned long long)min, (unsigned long long)max);
 		rc = -1;
@@ -152,7 +141,7 @@ domxml_cpulist(struct domxml_doc *d, xmlNodePtr node, const char *expr,
 	if ((s = domxml_str(d, node, expr)) == NULL)
 		return 0;
 	if (cpuset_parse(out, s, cause, sizeof(cause)) != 0) {
-		domxml_err(err, errlen, "%s: %s", expr, cause);
+		err_set(err, errlen, "%s: %s", expr, cause);
 		rc = -1;
 	}
 	free(s);
@@ -179,7 +168,7 @@ domxml_online(struct domxml_doc *d, struct vm_info *info, char *err,
 		    err, errlen);
 		if (rc <= 0) {
 			if (rc == 0)
-				domxml_err(err, errlen, "vcpus/vcpu without id");
+				err_set(err, errlen, "vcpus/vcpu without id");
 			xmlXPathFreeObject(o);
 			return -1;
 		}
@@ -232,7 +221,7 @@ domxml_topology(struct domxml_doc *d, struct vm_info *info, char *err,
 		v[2] = info->nvcpus;
 		v[3] = 1;
 	} else if (v[0] * v[1] * v[2] * v[3] != info->nvcpus) {
-		domxml_err(err, errlen, "topology %llux%llux%llux%llu does "
+		err_set(err, errlen, "topology %llux%llux%llux%llu does "
 		    "not match %u vCPUs", (unsigned long long)v[0],
 		    (unsigned long long)v[1], (unsigned long long)v[2],
 		    (unsigned long long)v[3], info->nvcpus);
@@ -267,7 +256,7 @@ domxml_numa(struct domxml_doc *d, struct vm_info *info, char *err,
 		return 0;
 	}
 	if (n > MAX_NODES) {
-		domxml_err(err, errlen, "%d NUMA cells, more than %d", n,
+		err_set(err, errlen, "%d NUMA cells, more than %d", n,
 		    MAX_NODES);
 		xmlXPathFreeObject(o);
 		return -1;
@@ -285,7 +274,7 @@ domxml_numa(struct domxml_doc *d, struct vm_info *info, char *err,
 		cpuset_zero(&all);
 		cpuset_set_range(&all, 0, info->nvcpus - 1);
 		if (!cpuset_subset(&info->node[i], &all)) {
-			domxml_err(err, errlen, "NUMA cell %d names a vCPU "
+			err_set(err, errlen, "NUMA cell %d names a vCPU "
 			    "beyond %u", i, info->nvcpus - 1);
 			xmlXPathFreeObject(o);
 			return -1;
@@ -344,7 +333,7 @@ domxml_cputune(struct domxml_doc *d, struct vm_info *info, char *err,
 		rc = domxml_uint(d, node, "@vcpu", 0, info->nvcpus - 1, &v,
 		    err, errlen);
 		if (rc == 0)
-			domxml_err(err, errlen, "vcpupin without vcpu");
+			err_set(err, errlen, "vcpupin without vcpu");
 		if (rc <= 0 || domxml_cpulist(d, node, "@cpuset",
 		    &info->vcpupin[v], err, errlen) < 0) {
 			xmlXPathFreeObject(o);
@@ -375,14 +364,14 @@ domxml_parse(const char *xml, size_t len, struct vm_info *info, char *err,
 		return -1;
 	if (xmlDocGetRootElement(d.doc) == NULL || strcmp((const char *)
 	    xmlDocGetRootElement(d.doc)->name, "domain") != 0) {
-		domxml_err(err, errlen, "not a <domain> document");
+		err_set(err, errlen, "not a <domain> document");
 		goto fail;
 	}
 
 	s = domxml_str(&d, NULL, "/domain/uuid");
 	if (s == NULL || strlen(s) != VM_UUID_LEN - 1 ||
 	    strspn(s, "0123456789abcdefABCDEF-") != VM_UUID_LEN - 1) {
-		domxml_err(err, errlen, "missing or malformed <uuid>");
+		err_set(err, errlen, "missing or malformed <uuid>");
 		free(s);
 		goto fail;
 	}
@@ -390,7 +379,7 @@ domxml_parse(const char *xml, size_t len, struct vm_info *info, char *err,
 	free(s);
 	info->name = domxml_str(&d, NULL, "/domain/name");
 	if (info->name == NULL || info->name[0] == '\0') {
-		domxml_err(err, errlen, "missing <name>");
+		err_set(err, errlen, "missing <name>");
 		goto fail;
 	}
 	rc = domxml_uint(&d, NULL, "/domain/@id", 0, INT32_MAX, &v, err,
@@ -403,7 +392,7 @@ domxml_parse(const char *xml, size_t len, struct vm_info *info, char *err,
 	    err, errlen);
 	if (rc <= 0) {
 		if (rc == 0)
-			domxml_err(err, errlen, "missing <vcpu>");
+			err_set(err, errlen, "missing <vcpu>");
 		goto fail;
 	}
 	info->nvcpus = (unsigned int)v;
@@ -585,7 +574,7 @@ domxml_status(const char *xml, size_t len, pid_t *pid, pid_t *tids,
 	    errlen);
 	if (rc <= 0) {
 		if (rc == 0)
-			domxml_err(err, errlen, "no <domstatus pid>");
+			err_set(err, errlen, "no <domstatus pid>");
 		domxml_close(&d);
 		return -1;
 	}
@@ -599,7 +588,7 @@ domxml_status(const char *xml, size_t len, pid_t *pid, pid_t *tids,
 		    err, errlen) <= 0 ||
 		    domxml_uint(&d, node, "@pid", 1, MAX_PID, &v, err,
 		    errlen) <= 0) {
-			domxml_err(err, errlen, "malformed <vcpu> in status");
+			err_set(err, errlen, "malformed <vcpu> in status");
 			xmlXPathFreeObject(o);
 			domxml_close(&d);
 			return -1;
