@@ -54,6 +54,17 @@ def free_port():
     return port
 
 
+def wait_for(what, pred, timeout=10, interval=0.1):
+    """Poll pred until it returns something true, and return that."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(interval)
+    raise AssertionError('timed out waiting for ' + what)
+
+
 class FakeGuest(threading.Thread):
     """A guest agent at the far end of a domain's org.prefcpu.0 channel.
 
@@ -365,13 +376,7 @@ class Hostd:
         return json.loads(body)
 
     def wait_for(self, what, pred, timeout=10):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            v = pred()
-            if v:
-                return v
-            time.sleep(0.1)
-        raise AssertionError('timed out waiting for ' + what)
+        return wait_for(what, pred, timeout)
 
 
 def quote(name):

@@ -100,14 +100,8 @@ def main():
                                 NAME], capture_output=True, text=True)
             return json.loads(p.stdout) if p.returncode == 0 else None
 
-        def wait(what, pred, timeout=20):
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                v = pred()
-                if v:
-                    return v
-                time.sleep(0.2)
-            raise AssertionError('timed out: ' + what)
+        def wait(what, pred):
+            return F.wait_for(what, pred, timeout=20, interval=0.2)
 
         x = wait('the daemon to track the domain', lambda: (
             lambda e: e if e and e.get('decision') else None)(explain()))
