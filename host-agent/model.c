@@ -73,6 +73,18 @@ struct host {
 	uint64_t		 dec_seq;
 };
 
+static void
+model_name_unref(struct host *h, uint32_t id)
+{
+	struct hist_name	*e = &h->names[id];
+
+	if (--e->refs > 0)
+		return;
+	free(e->name);
+	e->name = NULL;
+	h->names_free[h->nfree++] = id;
+}
+
 /* Take a reference on a VM's name table entry, creating it if needed. */
 static uint32_t
 model_name_ref(struct host *h, struct vm *vm)
@@ -89,8 +101,7 @@ model_name_ref(struct host *h, struct vm *vm)
 			return vm->hist_id - 1;
 		}
 		vm->hist_id = 0;
-		if (--e->refs == 0)
-			h->names_free[h->nfree++] = (uint32_t)(e - h->names);
+		model_name_unref(h, (uint32_t)(e - h->names));
 	}
 	if (h->nfree > 0)
 		id = h->names_free[--h->nfree];
@@ -110,18 +121,6 @@ model_name_ref(struct host *h, struct vm *vm)
 	e->refs = 2;		/* the VM's and the caller's */
 	vm->hist_id = id + 1;
 	return id;
-}
-
-static void
-model_name_unref(struct host *h, uint32_t id)
-{
-	struct hist_name	*e = &h->names[id];
-
-	if (--e->refs > 0)
-		return;
-	free(e->name);
-	e->name = NULL;
-	h->names_free[h->nfree++] = id;
 }
 
 /* Free what a record owns, dropping its name references. */

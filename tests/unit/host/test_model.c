@@ -292,6 +292,42 @@ START_TEST(test_history_merge)
 }
 END_TEST
 
+/* Records keep the name a VM had when they were taken. */
+START_TEST(test_history_rename)
+{
+	struct vm	*a;
+	struct vm_info	 info;
+
+	make_host(true, 4);
+	a = add_vm(U1, "alpha", 2);
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	memset(&info, 0, sizeof(info));
+	snprintf(info.uuid, sizeof(info.uuid), "%s", U1);
+	info.name = xstrdup("omega");
+	info.nvcpus = 2;
+	cpuset_set_range(&info.online, 0, 1);
+	info.ncores = 2;
+	info.core = xcalloc(2, sizeof(*info.core));
+	cpuset_set(&info.core[0], 0);
+	cpuset_set(&info.core[1], 1);
+	vm_set_info(a, &info);
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert_str_eq(host_hist_name(host, &host_history(host, 0)->vms[0]),
+	    "omega");
+	ck_assert_str_eq(host_hist_name(host, &host_history(host, 1)->vms[0]),
+	    "alpha");
+	/* Once no record has the old name, its entry is reused. */
+	ck_assert_int_eq(host_period(host, 3000), 0);
+	ck_assert_int_eq(host_period(host, 4000), 0);
+	ck_assert_int_eq(host_period(host, 5000), 0);
+	add_vm(U2, "beta", 2);
+	ck_assert_int_eq(host_period(host, 6000), 0);
+	ck_assert_str_eq(host_hist_name(host, &host_history(host, 0)->vms[1]),
+	    "beta");
+	ck_assert_uint_eq(host_history(host, 0)->vms[1].id, 0);
+}
+END_TEST
+
 START_TEST(test_invalid_meta_uses_defaults)
 {
 	struct vm	*a;
@@ -360,6 +396,7 @@ main(void)
 	tcase_add_test(tc, test_observe_never_delivers);
 	tcase_add_test(tc, test_history_ring);
 	tcase_add_test(tc, test_history_merge);
+	tcase_add_test(tc, test_history_rename);
 	tcase_add_test(tc, test_invalid_meta_uses_defaults);
 	tcase_add_test(tc, test_threads_resize);
 	suite_add_tcase(s, tc);
