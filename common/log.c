@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 
 /* One line is formatted in full before a single write(2) so that lines of
  * concurrent processes sharing stderr do not interleave. */
@@ -242,40 +243,17 @@ fatalx(const char *fmt, ...)
 }
 
 /*
- * Length of the valid UTF-8 sequence at s (at most n bytes), or 0.
- * Overlong forms, surrogates and code points above U+10FFFF are invalid:
- * a terminal or log reader must not be handed something it may decode
- * differently from us.
+ * Length of the valid UTF-8 sequence at s (at most n bytes), or 0: a
+ * terminal or log reader must not be handed something it may decode
+ * differently from us.  C1 controls (U+0080..U+009F, 0xc2 0x80..0x9f) act
+ * on terminals: escape them too.
  */
 static size_t
 log_utf8_len(const unsigned char *s, size_t n)
 {
-	size_t		len, i;
-	uint32_t	cp;
+	size_t	len = utf8_len(s, n);
 
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	/* C1 controls (U+0080..U+009F) act on terminals: escape them too. */
-	if (cp < 0xa0)
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
 	return len;
 }

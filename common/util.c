@@ -371,6 +371,34 @@ str_rstrip(char *s)
 	return s;
 }
 
+size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	size_t		len, i;
+	uint32_t	cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	cp = s[0] & (0x7f >> len);
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
 void
 err_set(char *err, size_t errlen, const char *fmt, ...)
 {

@@ -43,6 +43,12 @@ int	mkdir_p(const char *path, mode_t mode);
 int	parse_uint(const char *, uint64_t min, uint64_t max, uint64_t *out);
 /* Strip trailing whitespace in place; returns s. */
 char	*str_rstrip(char *s);
+/*
+ * Length of the valid multi-byte UTF-8 sequence at s (at most n bytes), or
+ * 0 (also for ASCII): overlong forms, surrogates and code points above
+ * U+10FFFF are invalid, as RFC 3629 says.
+ */
+size_t	utf8_len(const unsigned char *s, size_t n);
 /* Write a cause into the caller's err[errlen]; NULL or 0 writes nothing. */
 void	err_set(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -28,36 +28,6 @@ jw_finish(struct jw *w, size_t *len)
 	return w->buf;
 }
 
-/* Length of a valid UTF-8 sequence at s (at most n bytes), or 0. */
-static size_t
-jw_utf8(const unsigned char *s, size_t n)
-{
-	size_t		len, i;
-	uint32_t	cp;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
 static void
 jw_string(FILE *f, const char *str)
 {
@@ -77,7 +47,7 @@ jw_string(FILE *f, const char *str)
 		if (n == 0)
 			break;
 		if (*s >= 0x80) {
-			if ((u = jw_utf8(s, n)) > 0) {
+			if ((u = utf8_len(s, n)) > 0) {
 				fwrite(s, 1, u, f);
 				s += u;
 				n -= u;

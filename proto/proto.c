@@ -267,36 +267,14 @@ seterr(char *err, size_t errlen, const char *fmt, ...)
 static size_t
 utf8_valid_prefix(const unsigned char *s, size_t len)
 {
-	size_t		i = 0, n, k;
-	uint32_t	cp, min;
+	size_t	i = 0, n;
 
 	while (i < len) {
 		if (s[i] < 0x80) {
 			i++;
 			continue;
 		}
-		if ((s[i] & 0xe0) == 0xc0) {
-			n = 2;
-			cp = s[i] & 0x1f;
-			min = 0x80;
-		} else if ((s[i] & 0xf0) == 0xe0) {
-			n = 3;
-			cp = s[i] & 0x0f;
-			min = 0x800;
-		} else if ((s[i] & 0xf8) == 0xf0) {
-			n = 4;
-			cp = s[i] & 0x07;
-			min = 0x10000;
-		} else
-			return i;
-		if (len - i < n)
-			return i;
-		for (k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		if ((n = utf8_len(s + i, len - i)) == 0)
 			return i;
 		i += n;
 	}
