@@ -312,6 +312,47 @@ START_TEST(test_str_rstrip)
 }
 END_TEST
 
+/* Valid sequences give their length; everything RFC 3629 forbids, 0. */
+static const struct {
+	const char	*bytes;
+	size_t		 n;
+	size_t		 want;
+} utf8_cases[] = {
+	{ "A", 1, 0 },				/* ASCII is not multi-byte */
+	{ "\xc3\xa9", 2, 2 },			/* U+00E9 */
+	{ "\xc2\x80", 2, 2 },			/* U+0080, smallest of 2 */
+	{ "\xe2\x82\xac", 3, 3 },		/* U+20AC */
+	{ "\xf0\x9f\x98\x80", 4, 4 },		/* U+1F600 */
+	{ "\xf4\x8f\xbf\xbf", 4, 4 },		/* U+10FFFF */
+	{ "\xe2\x82\xac", 2, 0 },		/* cut short */
+	{ "\xc0\x80", 2, 0 },			/* overlong NUL */
+	{ "\xe0\x80\xaf", 3, 0 },		/* overlong '/' */
+	{ "\xf0\x8f\xbf\xbf", 4, 0 },		/* overlong U+FFFF */
+	{ "\xed\xa0\x80", 3, 0 },		/* surrogate U+D800 */
+	{ "\xf4\x90\x80\x80", 4, 0 },		/* U+110000 */
+	{ "\xc3\x28", 2, 0 },			/* no continuation byte */
+	{ "\x80", 1, 0 },			/* lone continuation byte */
+};
+
+START_TEST(test_utf8_len)
+{
+	ck_assert_uint_eq(utf8_len((const unsigned char *)utf8_cases[_i].bytes,
+	    utf8_cases[_i].n), utf8_cases[_i].want);
+}
+END_TEST
+
+START_TEST(test_err_set)
+{
+	char	err[8] = "old";
+
+	err_set(NULL, 0, "x%d", 1);
+	err_set(err, 0, "x%d", 1);
+	ck_assert_str_eq(err, "old");
+	err_set(err, sizeof(err), "cpu %d: %s", 12, "offline");
+	ck_assert_str_eq(err, "cpu 12:");
+}
+END_TEST
+
 static Suite *
 util_suite(void)
 {
@@ -326,6 +367,8 @@ util_suite(void)
 	tcase_add_loop_test(tc, test_path_join, 0, (int)nitems(join_cases));
 	tcase_add_loop_test(tc, test_parse_uint, 0, (int)nitems(uint_cases));
 	tcase_add_test(tc, test_str_rstrip);
+	tcase_add_loop_test(tc, test_utf8_len, 0, (int)nitems(utf8_cases));
+	tcase_add_test(tc, test_err_set);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");
