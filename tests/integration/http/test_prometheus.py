@@ -80,7 +80,10 @@ def main():
             slope = (float(vals[-1][1]) - float(vals[0][1])) / (
                 vals[-1][0] - vals[0][0])
             api = d.get('/api/v1/domains/db')['usage']['run_delay_cpus']
-            t.check(abs(slope - api) < 0.5,
+            # The API's figure is one period; the slope averages ten, and
+            # the fake host's writer jitters under load: within 35%
+            # catches a wrong unit (ns, per vCPU) without flaking.
+            t.check(abs(slope - api) < max(0.5, 0.35 * api),
                     'run delay counter grows at the API rate: %.2f vs %.2f'
                     % (slope, api))
         finally:
