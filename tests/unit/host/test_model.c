@@ -7,6 +7,7 @@
 #include "log.h"
 #include "model.h"
 #include "util.h"
+#include "testlib.h"
 
 static struct host	*host;
 static unsigned int	 delivered, added, changed, removed;
@@ -387,8 +388,6 @@ main(void)
 {
 	Suite	*s = suite_create("model");
 	TCase	*tc = tcase_create("model");
-	SRunner	*sr;
-	int	 failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_registry);
@@ -400,9 +399,5 @@ main(void)
 	tcase_add_test(tc, test_invalid_meta_uses_defaults);
 	tcase_add_test(tc, test_threads_resize);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return testlib_run(s);
 }
