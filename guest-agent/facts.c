@@ -162,7 +162,12 @@ facts_parse_loadavg(const char *text, uint32_t *nr_running)
 	if (sscanf(text, "%lf %lf %lf %" SCNu32 "/%" SCNu32, &a, &b, &c, &r,
 	    &t) != 5 || r > 1000000)
 		return -1;
-	*nr_running = r;
+	/*
+	 * The kernel counts the reader itself as running: an idle guest
+	 * reads "1/N".  Without this the host sees a runnable-task hint of
+	 * one CPU from every idle guest.
+	 */
+	*nr_running = r > 0 ? r - 1 : 0;
 	return 0;
 }
 

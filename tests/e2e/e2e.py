@@ -376,7 +376,8 @@ def sc_conserve(lab, hostd):
     # The daemon counts the machine's other load against the VMs' capacity
     # (a shared build host can leave less than the busy VM's two vCPUs):
     # conservation is only asked for in periods with room for the busy VM
-    # and the idle one's claim.
+    # and the idle one's claim.  Room as the policy rounds: a core is kept
+    # while at least half of what it costs fits (policy.c, "nearest fit").
     room, tight, seen = 0, 0, set()
     end = time.monotonic() + 40
     while time.monotonic() < end and room < 8:
@@ -388,7 +389,7 @@ def sc_conserve(lab, hostd):
             continue
         seen.add(host["period_seq"])
         cap = host["capacity"]
-        if cap >= 2 + di["decision"]["claim"]:
+        if cap + 0.5 > 2 + di["decision"]["claim"]:
             room += 1
             check(da["target"]["preferred"] == "0-1",
                   "period %d: capacity %.2f CPUs, idle VM claims %.2f: the "
