@@ -237,6 +237,9 @@ session_hello(struct session *s, const struct proto_msg *m)
 	    sizeof(msg.hello_guest.governor), &gov_mask);
 	msg.hello_guest.keeps_affinity = s->be != NULL &&
 	    backend_keeps_affinity(s->be);
+	/* An earlier session's set still in force: the host may adopt it. */
+	if (s->applied && s->lease_end != 0)
+		msg.hello_guest.applied = s->set;
 	/* A huge guest's core list may not fit in a line: cut it. */
 	while (proto_encode(&msg, buf, sizeof(buf)) == -1 &&
 	    msg.hello_guest.ncores > 0)
@@ -363,10 +366,19 @@ session_line(void *arg, const char *line, size_t len)
 	rc = proto_decode(line, len, PROTO_FROM_HOST, &msg, &seq, err,
 	    sizeof(err));
 	if (!s->in_session) {
-		/* Resync: everything before the host's hello is dropped. */
+		/*
+		 * Resync: everything before the host's hello is dropped.  A
+		 * target tells of a host that kept its session while this
+		 * agent restarted: say so, and it sends a hello at once.
+		 */
 		if (rc == 0 && msg.type == PROTO_HELLO_HOST)
 			session_hello(s, &msg);
-		else
+		else if (rc == 0 && msg.type == PROTO_TARGET) {
+			log_info("target %" PRIu64 " before any hello: asking "
+			    "the host for a session", msg.target.seq);
+			session_send_error(s, PROTO_ERR_NO_SESSION, true,
+			    msg.target.seq);
+		} else
 			log_debug("dropped a line before the host's hello");
 		if (rc == 0)
 			proto_msg_clear(&msg);

@@ -6,8 +6,11 @@
  * connection starts with a resync newline and a hello of a new session
  * (proto_session_new); seq counts from 1 again.  A guest that does not
  * answer the hello, or stops acking targets (its agent restarted and waits
- * for a hello, or it hung), is reconnected after the stale time; from then
- * until it acks again the VM is not steerable.
+ * for a hello, or it hung) is not steerable after the stale time and is
+ * reconnected after twice that.  An agent that restarted under our session
+ * answers the next target with PROTO_ERR_NO_SESSION, and gets a new hello
+ * at once.  A guest whose hello says it still holds a set from an earlier
+ * run of the daemon has that set adopted (host_vm_adopt).
  *
  * Lifetimes: struct chan is reference counted.  Each libevent callback
  * holds a reference while it runs, and the VM's removal only drops the
@@ -392,6 +395,31 @@ chan_fill_bucket(struct chan *c, uint64_t now)
 /* Message handlers; each returns -1 if the connection was closed. */
 typedef int	(*chan_fn)(struct chan *, const struct proto_msg *, uint64_t);
 
+/*
+ * The guest still holds a set from before this session (the daemon was
+ * restarted within the lease): carry on from it rather than widen the
+ * guest and narrow it again a few periods later.
+ */
+static void
+chan_adopt(struct chan *c, const struct cpuset *applied)
+{
+	char	*text;
+
+	if (cpuset_empty(applied))
+		return;
+	text = cpuset_to_str(applied);
+	if (host_vm_adopt(c->mgr->host, c->vm, applied) == 0) {
+		c->target = *applied;
+		c->have_target = true;
+		log_notice("domain %s: the guest still prefers vCPUs %s from "
+		    "an earlier run: adopted", c->name, text);
+	} else
+		log_info("domain %s: the guest still prefers vCPUs %s from "
+		    "an earlier run: not adopted (decided already, or not "
+		    "whole online cores)", c->name, text);
+	free(text);
+}
+
 static int
 chan_on_hello(struct chan *c, const struct proto_msg *m, uint64_t now)
 {
@@ -424,6 +452,7 @@ chan_on_hello(struct chan *c, const struct proto_msg *m, uint64_t now)
 	str_escape(kernel, sizeof(kernel), h->kernel, strlen(h->kernel));
 	log_notice("domain %s: agent %s, backend %s, kernel %s: session %s",
 	    c->name, agent, backend, kernel, sid);
+	chan_adopt(c, &h->applied);
 	/* The last decision now, not a period later. */
 	chan_send_target(c, now);
 	return 0;
@@ -506,15 +535,23 @@ chan_on_error(struct chan *c, const struct proto_msg *m, uint64_t now)
 	str_escape(err, sizeof(err), e->error, strlen(e->error));
 	log_info("domain %s: guest reports an error%s: %s", c->name,
 	    e->has_seq ? " about a seq" : "", err);
-	/* About our current target: it was not applied. */
-	if (e->has_seq && e->seq == c->seq && c->seq > 0) {
-		vc->ack_seq = e->seq;
-		vc->ack_ok = false;
-		vc->ack_ms = now;
-		snprintf(vc->ack_error, sizeof(vc->ack_error), "%s", e->error);
-		c->unacked_ms = 0;
-		chan_update_following(c, now);
+	if (!e->has_seq || e->seq != c->seq || c->seq == 0 ||
+	    c->state != CHAN_SESSION)
+		return 0;
+	/* Its agent restarted under our session: start a new one now. */
+	if (strcmp(e->error, PROTO_ERR_NO_SESSION) == 0) {
+		log_info("domain %s: the agent has no session (restarted): "
+		    "hello again", c->name);
+		chan_hello(c);
+		return c->bev == NULL ? -1 : 0;
 	}
+	/* About our current target: it was not applied. */
+	vc->ack_seq = e->seq;
+	vc->ack_ok = false;
+	vc->ack_ms = now;
+	snprintf(vc->ack_error, sizeof(vc->ack_error), "%s", e->error);
+	c->unacked_ms = 0;
+	chan_update_following(c, now);
 	return 0;
 }
 
@@ -923,8 +960,14 @@ chan_tick_one(struct chan *c, uint64_t now)
 		break;
 	case CHAN_SESSION:
 		chan_update_following(c, now);
-		if (c->unacked_ms != 0 && now - c->unacked_ms > chan_stale_ms(m)) {
-			/* Its agent may have restarted and wait for a hello. */
+		/*
+		 * Not following after the stale time; reconnected after twice
+		 * that, for an agent that hung or missed our hello (a slow
+		 * guest that acks late is not worth a new session, and a
+		 * restarted agent says "no session" at once).
+		 */
+		if (c->unacked_ms != 0 &&
+		    now - c->unacked_ms > 2 * chan_stale_ms(m)) {
 			log_info("domain %s: no ack for %" PRIu64 " ms: "
 			    "reconnecting", c->name, now - c->unacked_ms);
 			chan_close(c, "no ack", CHAN_RETRY_SOON);

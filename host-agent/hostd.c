@@ -41,6 +41,11 @@ struct hostd {
 	struct http_server	*http;		/* API, metrics, dashboard */
 	struct chan_mgr		*chan;		/* host-guest channels */
 	struct event		*ev_period;
+	/*
+	 * The first period fires after half a period: a baseline sample,
+	 * so that the first decision, a period later, has rates.
+	 */
+	bool			 baseline;
 	struct event		*ev_sig[3];
 
 	/*
@@ -217,11 +222,18 @@ hostd_log_period(struct hostd *d)
 	}
 }
 
+static void	hostd_arm_period(struct hostd *, unsigned int ms);
+
 static void
 hostd_period(evutil_socket_t fd, short what, void *arg)
 {
 	struct hostd	*d = arg;
 	uint64_t	 cpu0 = hostd_cpu_ns(), now = time_mono_ns(), cpu1;
+
+	if (d->baseline) {
+		d->baseline = false;
+		hostd_arm_period(d, d->conf.period_ms);
+	}
 
 	sampler_run(d->sampler, d->host, now);
 	cpu1 = hostd_cpu_ns();
@@ -238,10 +250,9 @@ hostd_period(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-hostd_arm_period(struct hostd *d)
+hostd_arm_period(struct hostd *d, unsigned int ms)
 {
-	struct timeval	tv = { d->conf.period_ms / 1000,
-	    (d->conf.period_ms % 1000) * 1000 };
+	struct timeval	tv = { ms / 1000, (ms % 1000) * 1000 };
 
 	event_del(d->ev_period);
 	if (event_add(d->ev_period, &tv) != 0)
@@ -291,7 +302,8 @@ hostd_reload(struct hostd *d)
 	}
 	hostd_virt_params(&c, &vp);
 	virt_set_params(d->virt, &vp);
-	hostd_arm_period(d);
+	d->baseline = false;
+	hostd_arm_period(d, c.period_ms);
 	log_notice("configuration reloaded%s", c.observe ?
 	    " (observe mode)" : "");
 }
@@ -439,7 +451,8 @@ main(int argc, char **argv)
 	d.ev_period = event_new(d.base, -1, EV_PERSIST, hostd_period, &d);
 	if (d.ev_period == NULL)
 		fatalx("libevent: cannot create the period timer");
-	hostd_arm_period(&d);
+	d.baseline = true;
+	hostd_arm_period(&d, d.conf.period_ms / 2 ? d.conf.period_ms / 2 : 1);
 	for (i = 0; i < nitems(sigs); i++) {
 		d.ev_sig[i] = evsignal_new(d.base, sigs[i], hostd_signal, &d);
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) != 0)

@@ -560,6 +560,7 @@ model_fill_input(const struct host *h, struct vm *vm, struct policy_vm *in)
 	 * prefcpu wants to see.
 	 */
 	in->steerable = h->params.observe ? true : vm->chan.following;
+	in->unmeasured = !vm->sample.valid;
 	in->run_cpus = vm->sample.valid ? vm->sample.run_cpus : 0;
 	in->delay_cpus = vm->sample.valid ? vm->sample.delay_cpus : 0;
 	in->hint_runnable = vm->chan.hello ? vm->chan.hint_runnable : -1;
@@ -728,6 +729,29 @@ model_record(struct host *h, size_t n, uint64_t now_ms)
 	}
 	if (h->merged.cap > 0 && h->full.len == h->full.cap)
 		model_merge(h);
+}
+
+int
+host_vm_adopt(struct host *h, struct vm *vm, const struct cpuset *set)
+{
+	const struct vm_info	*vi = &vm->info;
+	struct cpuset		 on, x;
+	unsigned int		 k, cores = 0;
+
+	if (h->params.observe || vm->pstate.init || vi->ncores == 0 ||
+	    cpuset_empty(set) || !cpuset_subset(set, &vi->online) ||
+	    cpuset_equal(set, &vi->online))
+		return -1;
+	for (k = 0; k < vi->ncores; k++) {
+		cpuset_and(&on, &vi->core[k], &vi->online);
+		cpuset_and(&x, &on, set);
+		if (cpuset_empty(&x))
+			continue;
+		if (!cpuset_equal(&x, &on))
+			return -1;	/* part of a core */
+		cores++;
+	}
+	return policy_state_adopt(&vm->pstate, &h->params.policy, set, cores);
 }
 
 int

@@ -315,6 +315,15 @@ const struct host_sample *host_sample(const struct host *);
  * refused its inputs (logged; nothing delivered).
  */
 int		 host_period(struct host *, uint64_t now_ms);
+/*
+ * The guest says it still holds set from an earlier run of the daemon (its
+ * lease runs): take it as the VM's current decision, so that the next one
+ * moves on from there instead of widening the guest first.  Only while
+ * the VM has no decision of this run and when set is whole online cores
+ * of it, not all of them.  Returns 0 if adopted, -1 if not.
+ */
+int		 host_vm_adopt(struct host *, struct vm *,
+		    const struct cpuset *set);
 /* Summary of the last period's decision. */
 const struct policy_summary *host_summary(const struct host *);
 uint64_t	 host_periods(const struct host *);

@@ -75,6 +75,7 @@ enum pvm_kind {
 	PVM_UNSTEERED,		/* no agent following */
 	PVM_OFF,		/* mode off */
 	PVM_FIXED,		/* mode fixed, agent following */
+	PVM_HOLD,		/* never sampled: keeps its set, counted 0 */
 };
 
 /* What the engine works out for one VM during one policy_decide(). */
@@ -145,6 +146,7 @@ static const char *const policy_reason_names[] = {
 	[POLICY_R_UNSTEERED] = "unsteered",
 	[POLICY_R_MODE_OFF] = "mode-off",
 	[POLICY_R_MODE_FIXED] = "mode-fixed",
+	[POLICY_R_UNMEASURED] = "unmeasured",
 };
 
 const char *
@@ -172,6 +174,22 @@ void
 policy_state_init(struct policy_state *s)
 {
 	memset(s, 0, sizeof(*s));
+}
+
+int
+policy_state_adopt(struct policy_state *s, const struct policy_config *cfg,
+    const struct cpuset *preferred, unsigned int cores)
+{
+	if (s->init || cpuset_empty(preferred) || cores == 0)
+		return -1;
+	s->init = true;
+	s->demand_unknown = true;
+	s->demand = 0;
+	s->preferred = *preferred;
+	s->cores = cores;
+	/* It was decided under contention: a further shrink need not wait. */
+	s->contended = cfg->shrink_after;
+	return 0;
 }
 
 static void
@@ -442,6 +460,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	const struct policy_state *st = vm->state;
 	unsigned int	 k, w, c, nus, core0 = POLICY_NOCPU;
 	double		 sample;
+	bool		 known;
 
 	p->nw = policy_words(vm->nvcpus);
 	p->nonline = 0;
@@ -496,8 +515,12 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	sample = vm->run_cpus + vm->delay_cpus;
 	if (sample > p->nonline)
 		sample = p->nonline;
-	p->demand = st->init ? cfg->ewma_alpha * sample +
-	    (1 - cfg->ewma_alpha) * st->demand : sample;
+	known = st->init && !st->demand_unknown;
+	if (vm->unmeasured)
+		p->demand = known ? st->demand : 0;
+	else
+		p->demand = known ? cfg->ewma_alpha * sample +
+		    (1 - cfg->ewma_alpha) * st->demand : sample;
 	p->saturated = vm->run_cpus >=
 	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
 
@@ -507,6 +530,8 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->kind = PVM_UNSTEERED;
 	else if (vm->mode == POLICY_MODE_FIXED)
 		p->kind = PVM_FIXED;
+	else if (vm->unmeasured && !known)
+		p->kind = PVM_HOLD;
 	else
 		p->kind = PVM_AUTO;
 
@@ -871,6 +896,7 @@ policy_decide_domain(const struct policy_config *cfg,
 				hinted = true;
 			break;
 		case PVM_FIXED:
+		case PVM_HOLD:
 		case PVM_UNSTEERED:
 		case PVM_OFF:
 			notsteered += p->counted;
@@ -1124,6 +1150,10 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		snprintf(s, len, "mode off: all %u vCPUs, counted at demand "
 		    "%.2f CPUs", o->vcpus, p->counted);
 		break;
+	case POLICY_R_UNMEASURED:
+		snprintf(s, len, "no sample yet: keeps its %u vCPUs, counted "
+		    "at 0 CPUs until measured", o->vcpus);
+		break;
 	case POLICY_R_MODE_FIXED:
 		if (cpuset_format(&o->preferred, cl, sizeof(cl)) < 0)
 			snprintf(cl, sizeof(cl), "(%u vCPUs)", o->vcpus);
@@ -1345,6 +1375,18 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 			}
 			p->reason = POLICY_R_MODE_FIXED;
 			break;
+		case PVM_HOLD:
+			policy_fill_online(p, &o->preferred);
+			if (st->init) {
+				struct cpuset	kept;
+
+				cpuset_and(&kept, &st->preferred,
+				    &o->preferred);
+				if (!cpuset_empty(&kept))
+					o->preferred = kept;
+			}
+			p->reason = POLICY_R_UNMEASURED;
+			break;
 		case PVM_UNSTEERED:
 		case PVM_OFF:
 			policy_fill_online(p, &o->preferred);
@@ -1393,7 +1435,21 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 	for (i = 0; i < n; i++) {
 		struct policy_state	*st = vms[i].state;
 
+		/*
+		 * Never sampled: nothing learnt.  Still "before any decision"
+		 * (and adoptable) if it was; an adopted set is kept with its
+		 * contention count.
+		 */
+		if (pv[i].kind == PVM_HOLD) {
+			if (st->init) {
+				st->preferred = out[i].preferred;
+				st->cores = out[i].cores;
+			}
+			continue;
+		}
 		st->init = true;
+		if (!vms[i].unmeasured)
+			st->demand_unknown = false;
 		st->demand = pv[i].demand;
 		st->contended = pv[i].contended;
 		if (out[i].changed) {

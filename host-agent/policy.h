@@ -48,9 +48,20 @@ struct policy_state {
 	uint64_t	last_change_ms;
 	unsigned int	contended;	/* consecutive periods of contention */
 	uint64_t	changes;	/* decisions that changed the set */
+	bool		demand_unknown;	/* adopted: no sample taken yet */
 };
 
 void	policy_state_init(struct policy_state *);
+
+/*
+ * Take over a set the guest still holds from an earlier run of the daemon
+ * (its lease runs): as if decided under contention just now, with the
+ * demand unknown until the first sample.  Only for a state that has not
+ * decided yet; returns -1 (and changes nothing) otherwise or when the set
+ * is empty.
+ */
+int	policy_state_adopt(struct policy_state *, const struct policy_config *,
+	    const struct cpuset *preferred, unsigned int cores);
 
 /* One VM, as measured this period.  Filled by the caller every period. */
 struct policy_vm {
@@ -67,6 +78,11 @@ struct policy_vm {
 	enum policy_mode mode;
 	struct cpuset	fixed;		/* vCPUs, for POLICY_MODE_FIXED */
 	bool		steerable;	/* an agent is connected and acks targets */
+	/*
+	 * No sample this period (its vCPU threads were only just found):
+	 * the demand is kept, and a VM never sampled keeps its vCPUs.
+	 */
+	bool		unmeasured;
 	double		run_cpus;	/* vCPU run time last period, CPUs */
 	double		delay_cpus;	/* vCPU run-queue delay last period, CPUs */
 	/* Guest hint: runnable tasks it reports; < 0 when none. */
@@ -93,6 +109,7 @@ enum policy_reason {
 	POLICY_R_UNSTEERED,	/* no agent following: counted at demand */
 	POLICY_R_MODE_OFF,	/* policy mode off */
 	POLICY_R_MODE_FIXED,	/* policy mode fixed */
+	POLICY_R_UNMEASURED,	/* never sampled yet: keeps its vCPUs */
 };
 
 const char *policy_reason_name(enum policy_reason);

@@ -75,6 +75,7 @@ static bool	ack_is_ok(const struct proto_msg *);
 static bool	ack_is_not_ok(const struct proto_msg *);
 static bool	error_has_seq(const struct proto_msg *);
 static bool	governor_set(const struct proto_msg *);
+static bool	hello_applied_set(const struct proto_msg *);
 
 #define BODY(memb)	offsetof(struct proto_msg, memb)
 
@@ -106,6 +107,9 @@ static const struct field hello_guest_fields[] = {
 	  .flags = FF_OPTIONAL, .present = governor_set },
 	{ .name = "keeps_affinity", .kind = FK_BOOL,
 	  .off = BODY(hello_guest.keeps_affinity), .flags = FF_OPTIONAL },
+	{ .name = "applied", .kind = FK_CPULIST,
+	  .off = BODY(hello_guest.applied), .flags = FF_OPTIONAL | FF_NONEMPTY,
+	  .present = hello_applied_set },
 };
 
 static const struct field target_fields[] = {
@@ -209,6 +213,12 @@ static bool
 governor_set(const struct proto_msg *m)
 {
 	return m->hello_guest.governor[0] != '\0';
+}
+
+static bool
+hello_applied_set(const struct proto_msg *m)
+{
+	return !cpuset_empty(&m->hello_guest.applied);
 }
 
 static const struct msg_def *

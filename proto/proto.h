@@ -34,6 +34,12 @@
 #define PROTO_MIN_LEASE_MS	100
 #define PROTO_MAX_LEASE_MS	3600000
 #define PROTO_DEFAULT_LEASE_MS	15000
+/*
+ * The guest's error about a target that arrived before any hello (its
+ * agent restarted while the host kept the connection): the host answers
+ * with a hello.
+ */
+#define PROTO_ERR_NO_SESSION	"no session: hello first"
 
 /* Who sent the line: "hello" means different things each way. */
 enum proto_peer {
@@ -73,6 +79,13 @@ struct proto_hello_guest {
 	char		governor[PROTO_MAX_TEXT];
 	/* Optional: the agent restores task affinities itself (kernel < 6.2). */
 	bool		keeps_affinity;
+	/*
+	 * Optional: the set an earlier session's target still holds (its
+	 * lease runs), so that a restarted host can adopt it instead of
+	 * widening the guest; empty (absent on the wire) when the guest
+	 * uses all its CPUs.
+	 */
+	struct cpuset	applied;
 };
 
 struct proto_target {

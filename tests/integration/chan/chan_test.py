@@ -10,6 +10,10 @@ counters a thread advances like a loaded host.  On the guest end:
            daemon's channel by a relay (both programs connect as clients;
            the relay plays QEMU): hello, targets acked and applied to the
            guest's cgroups, a refresh every period, release on SIGTERM.
+  restart  the same, with the daemon killed and restarted within the
+           lease (the guest's set is adopted, it never widens), then the
+           agent killed and restarted (the daemon hears "no session" and
+           says hello again).
   hostile  a hostile peer (garbage, a 10 MB line, a flood of 10000 lines)
            is counted and disconnected, retried after a growing pause, the
            daemon's memory stays bounded, and a good peer next to it still
@@ -176,7 +180,7 @@ class Host:
 
     def start(self, observe=False):
         r = self.root
-        conf = os.path.join(self.tmp, "hostd.conf")
+        self.conf = conf = os.path.join(self.tmp, "hostd.conf")
         put(conf,
             "[hostd]\nuri = test://%s\nperiod-ms = %d\nlog-level = info\n"
             "observe = %s\nproc-root = %s/proc\nsys-root = %s/sys\n"
@@ -187,11 +191,15 @@ class Host:
             % (self.driver, PERIOD_MS, "yes" if observe else "no",
                r, r, r, r, self.api_sock))
         threading.Thread(target=self._load, daemon=True).start()
-        self.logf = open(self.log, "w")
-        self.proc = subprocess.Popen(
-            [self.hostd, "--foreground", "--config", conf],
-            stdout=self.logf, stderr=subprocess.STDOUT)
         STOP.append(self)
+        self.spawn()
+
+    def spawn(self):
+        """Start the daemon (again): its log is appended to."""
+        self.logf = open(self.log, "a")
+        self.proc = subprocess.Popen(
+            [self.hostd, "--foreground", "--config", self.conf],
+            stdout=self.logf, stderr=subprocess.STDOUT)
         wait_for(lambda: os.path.exists(self.api_sock) or
                  self.proc.poll() is not None, "the API socket")
         if self.proc.poll() is not None:
@@ -225,6 +233,11 @@ class Host:
         with open("/proc/%d/status" % self.proc.pid) as f:
             m = re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M)
         return int(m.group(1))
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+        self.logf.close()
 
     def terminate(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -445,6 +458,31 @@ class Relay(Listener):
 
 
 # ------------------------------------------------------------- scenarios
+def real_agent(tmp, guestd, g, gsock):
+    """The real agent on the guest tree g, through the relay at gsock;
+    its log (appended to) is guestd.log."""
+    glog = open(os.path.join(tmp, "guestd.log"), "a")
+    agent = subprocess.Popen(
+        [guestd, "--port", "unix:" + gsock, "--proc-root", g + "/proc",
+         "--sys-root", g + "/sys", "--cgroup-root", g + "/cgroup",
+         "--run-dir", g + "/run", "--backend", "cpuset",
+         "--keep-affinity", "no",
+         "--report-interval", "500", "--log-level", "debug"],
+        stdout=glog, stderr=subprocess.STDOUT)
+    STOP.append(agent)
+    return agent, glog
+
+
+def narrowed(host, name="real", vcpus=8):
+    """The domain's API document once a narrower target is acked."""
+    d = host.domain(name)
+    t = d["target"]
+    if 0 < t["vcpus"] < vcpus and d["applied"]["ok"] and \
+            d["applied"]["cpus"] == t["preferred"]:
+        return d
+    return None
+
+
 def guest_tree(tmp):
     """The agent's guest: 8 CPUs in 4 cores of 2 threads, two cgroups."""
     d = os.path.join(tmp, "guest")
@@ -488,15 +526,7 @@ def scenario_loop(tmp, hostd, guestd):
     gsock = os.path.join(tmp, "guest.sock")
     relay = Relay(host.sockets["real"], gsock)
     g = guest_tree(tmp)
-    glog = open(os.path.join(tmp, "guestd.log"), "w")
-    agent = subprocess.Popen(
-        [guestd, "--port", "unix:" + gsock, "--proc-root", g + "/proc",
-         "--sys-root", g + "/sys", "--cgroup-root", g + "/cgroup",
-         "--run-dir", g + "/run", "--backend", "cpuset",
-         "--keep-affinity", "no",
-         "--report-interval", "500", "--log-level", "debug"],
-        stdout=glog, stderr=subprocess.STDOUT)
-    STOP.append(agent)
+    agent, glog = real_agent(tmp, guestd, g, gsock)
     host.start()
 
     d = wait_for(lambda: (lambda d: d if d["agent"]["state"] == "following"
@@ -511,14 +541,8 @@ def scenario_loop(tmp, hostd, guestd):
                     host.log_text()), "the daemon logs the session")
 
     # Contention: the policy narrows 'real', the agent applies it.
-    def narrowed():
-        d = host.domain("real")
-        t = d["target"]
-        if 0 < t["vcpus"] < 8 and d["applied"]["ok"] and \
-                d["applied"]["cpus"] == t["preferred"]:
-            return d
-        return None
-    d = wait_for(narrowed, "a narrower target acked", timeout=30)
+    d = wait_for(lambda: narrowed(host), "a narrower target acked",
+                 timeout=30)
     want = d["target"]["preferred"]
     check(True, "target %s (seq %d) acked ok with applied %s"
           % (want, d["target"]["seq"], d["applied"]["cpus"]))
@@ -555,6 +579,93 @@ def scenario_loop(tmp, hostd, guestd):
     with open(os.path.join(tmp, "guestd.log")) as f:
         check("released by the host" in f.read(),
               "the agent logs the release")
+    relay.close()
+
+
+class Watch:
+    """Every value a file takes, read every 5 ms in a thread."""
+
+    def __init__(self, path):
+        self.path = path
+        self.seen = []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopping.wait(0.005):
+            v = read(self.path)
+            if not self.seen or self.seen[-1] != v:
+                self.seen.append(v)
+
+    def close(self):
+        self.stopping.set()
+        self.thread.join(5)
+        return self.seen
+
+
+def scenario_restart(tmp, hostd, guestd):
+    host = Host(tmp, hostd, [
+        ("real", 8, 4, 2, 0.5, 0.3, True),
+        ("busy", 4, 4, 1, 0.8, 0.4, False),
+    ])
+    gsock = os.path.join(tmp, "guest.sock")
+    relay = Relay(host.sockets["real"], gsock)
+    g = guest_tree(tmp)
+    agent, _ = real_agent(tmp, guestd, g, gsock)
+    host.start()
+    d = wait_for(lambda: narrowed(host), "a narrower target acked",
+                 timeout=30)
+    want = d["target"]["preferred"]
+    wl = os.path.join(g, "cgroup/workload/cpuset.cpus")
+    wait_for(lambda: read(wl) == want, "the guest cgroup to read " + want)
+    glog = os.path.join(tmp, "guestd.log")
+
+    # The daemon killed and restarted within the lease: the guest says
+    # what it holds, the new daemon adopts it; the guest never widens.
+    host.kill()
+    os.unlink(host.api_sock)
+    watch = Watch(wl)
+    mark = len(host.log_text())
+    host.spawn()
+    t0 = time.monotonic()
+    wait_for(lambda: os.path.exists(host.api_sock), "the new API socket")
+    d = wait_for(lambda: narrowed(host),
+                 "the restarted daemon's target acked", timeout=30)
+    back = time.monotonic() - t0
+    check(d["target"]["preferred"] == want,
+          "the restarted daemon goes on with %s (target %s)"
+          % (want, d["target"]["preferred"]))
+    check(re.search(r"domain real: the guest still prefers vCPUs %s from "
+                    r"an earlier run: adopted" % re.escape(want),
+                    host.log_text()[mark:]),
+          "the daemon logs the adoption")
+    time.sleep(5 * PERIOD_MS / 1000)
+    seen = watch.close()
+    check(seen == [want], "the guest's cgroup stayed %s through the restart "
+          "(values seen: %r)" % (want, seen))
+    with open(glog) as f:
+        check("lease ended" not in f.read(), "the lease never ran out")
+    print("chan: figure: restarted daemon to its target acked: %.2f s "
+          "(%.1f periods)" % (back, back * 1000 / PERIOD_MS))
+
+    # The agent killed and restarted while the daemon keeps its session:
+    # the next target draws "no session", the daemon says hello again.
+    mark = len(host.log_text())
+    agent.kill()
+    agent.wait()
+    agent, _ = real_agent(tmp, guestd, g, gsock)
+    t0 = time.monotonic()
+    wait_for(lambda: "the agent has no session (restarted): hello again"
+             in host.log_text()[mark:], "the daemon to say hello again")
+    d = wait_for(lambda: narrowed(host), "the target acked again",
+                 timeout=30)
+    wait_for(lambda: read(wl) == want, "the guest cgroup to read " + want)
+    again = time.monotonic() - t0
+    check("reconnecting" not in host.log_text()[mark:],
+          "no reconnect was needed")
+    print("chan: figure: restarted agent to the target applied again: "
+          "%.2f s (%.1f periods)" % (again, again * 1000 / PERIOD_MS))
     relay.close()
 
 
@@ -650,6 +761,7 @@ def scenario_observe(tmp, hostd, guestd):
 
 SCENARIOS = {
     "loop": scenario_loop,
+    "restart": scenario_restart,
     "hostile": scenario_hostile,
     "observe": scenario_observe,
 }

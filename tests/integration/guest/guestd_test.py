@@ -282,6 +282,7 @@ def sc_apply(tree):
     check(hello["backends"] == ["cpuset"], "backends %r" % hello["backends"])
     check(hello["kernel"] == os.uname().release, "kernel")
     check(hello.get("keeps_affinity", False) is False, "keeps_affinity")
+    check("applied" not in hello, "a new agent holds nothing")
 
     report = host.recv("report", timeout=3)
     check(report["online"] == "0-7", "report online")
@@ -433,7 +434,15 @@ def sc_crash(tree):
              tree.cpus("other") == "1-7", "restore at start-up")
     check(not os.path.exists(tree.state_file()), "state file removed")
     host.accept()
-    host.hello()
+    # A host that kept its session hears at once that the agent has none.
+    host.target(5, "0-3")
+    err = host.recv("error")
+    check(err.get("error") == "no session: hello first" and
+          err.get("seq") == 5,
+          "a target before any hello draws a no-session error: %r" % err)
+    hello = host.hello()
+    check("applied" not in hello, "nothing held after the restore: %r"
+          % hello.get("applied"))
     check(host.apply(1, "0-3")["ok"], "the restarted agent works")
     return host, agent
 
@@ -518,6 +527,9 @@ def sc_reconnect(tree):
     host.send_raw(b'half a line from before}\n{"v":1,"type":"ping","seq":1}\n')
     hello = host.hello(OTHER_SESSION)
     check(hello["session"] == OTHER_SESSION, "new session")
+    # A restarted host may adopt what the guest still holds.
+    check(hello.get("applied") == "0-3",
+          "the hello tells the set still held: %r" % hello.get("applied"))
     check(host.sync() == [], "nothing answered before the hello")
     ack = host.apply(1, "0-1", session=OTHER_SESSION)
     check(ack["ok"] and ack["applied"] == "0-1", "seq 1 of the new session")

@@ -444,6 +444,101 @@ START_TEST(test_persist_and_dwell)
 }
 END_TEST
 
+/*
+ * A VM not sampled yet (the daemon's first period, or a VM whose threads
+ * were only just found) keeps its vCPUs and costs the others nothing;
+ * once sampled it is decided like any other.  One sampled before keeps
+ * its demand through a period without a sample.
+ */
+START_TEST(test_unmeasured)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 4, 1, 100);
+	struct tvm	*c = tbed_add(b, 4, 1, 100);
+
+	b->cfg.shrink_after = 1;
+	b->cfg.ewma_alpha = 1.0;
+	tvm_load(a, 3.0, 1.0);
+	c->vm.unmeasured = true;
+	tbed_step(b);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_UNMEASURED);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	ck_assert(!b->out[1].changed);
+	ck_assert(strstr(b->out[1].why, "no sample yet"));
+	/* a alone claims the host: all of it, nothing counted for c. */
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert(!c->st.init);
+
+	c->vm.unmeasured = false;
+	tvm_load(c, 3.0, 1.0);
+	tbed_step(b);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_uint_eq(pref(b, 1), 2);
+
+	/* A period without a sample: the demand stays, so does the set. */
+	c->vm.unmeasured = true;
+	tvm_load(c, 0, 0);
+	tbed_step(b);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert(fabs(b->out[1].demand - 4.0) < 1e-9);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * A restarted daemon adopts the sets the guests still hold: no widening
+ * while nothing is measured, the demand taken from the first sample (not
+ * averaged with a zero), and a further shrink without waiting for the
+ * contention to persist again.
+ */
+START_TEST(test_adopt)
+{
+	struct tbed	*b = tbed_new(4, 0);
+	struct tvm	*a = tbed_add(b, 4, 1, 100);
+	struct tvm	*c = tbed_add(b, 4, 1, 100);
+	struct cpuset	 held, one;
+
+	b->cfg.shrink_after = 3;
+	b->cfg.ewma_alpha = 0.5;
+	cpuset_zero(&held);
+	cpuset_set_range(&held, 0, 1);
+	ck_assert_int_eq(policy_state_adopt(&a->st, &b->cfg, &held, 2), 0);
+	ck_assert_int_eq(policy_state_adopt(&c->st, &b->cfg, &held, 2), 0);
+	/* Once only, and never an empty set. */
+	ck_assert_int_eq(policy_state_adopt(&a->st, &b->cfg, &held, 2), -1);
+	cpuset_zero(&one);
+	ck_assert_int_eq(policy_state_adopt(&b->v[0]->st, &b->cfg, &one, 0),
+	    -1);
+
+	/* The baseline period: nothing measured, the sets stay. */
+	a->vm.unmeasured = c->vm.unmeasured = true;
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert(!b->out[0].changed && !b->out[1].changed);
+
+	/* First sample: still contended, the sets hold, demand not halved. */
+	a->vm.unmeasured = c->vm.unmeasured = false;
+	tvm_load(a, 2.0, 2.0);
+	tvm_load(c, 2.0, 2.0);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert(!b->out[0].changed);
+	ck_assert(fabs(b->out[0].demand - 4.0) < 1e-9);
+
+	/* Weight 3:1: c shrinks at once, adopted under contention. */
+	a->vm.weight = 300;
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 3);
+	ck_assert_uint_eq(pref(b, 1), 1);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
+	tbed_free(b);
+}
+END_TEST
+
 /* A new min-cores or max-cores applies at once, dwell or not. */
 START_TEST(test_bounds_change)
 {
@@ -1229,6 +1324,8 @@ policy_suite(void)
 	tcase_add_loop_test(tc, test_scenario, 0, nitems(scenarios));
 	tcase_add_test(tc, test_capacity_with_nonvm);
 	tcase_add_test(tc, test_persist_and_dwell);
+	tcase_add_test(tc, test_unmeasured);
+	tcase_add_test(tc, test_adopt);
 	tcase_add_test(tc, test_persist_resets);
 	tcase_add_test(tc, test_bounds_change);
 	tcase_add_test(tc, test_grow_on_saturation);

@@ -84,6 +84,7 @@ START_TEST(rt_hello_guest)
 	strcpy(in.hello_guest.kernel, "6.1.0-18-amd64");
 	strcpy(in.hello_guest.governor, "steal");
 	in.hello_guest.keeps_affinity = true;
+	set_cpus(&in.hello_guest.applied, "0-1");
 	round_trip(&in, PROTO_FROM_GUEST, &out);
 	ck_assert_uint_eq(out.hello_guest.session, UINT64_MAX);
 	ck_assert_str_eq(out.hello_guest.agent, "prefcpu-guestd 0.1.0");
@@ -98,6 +99,8 @@ START_TEST(rt_hello_guest)
 	ck_assert_str_eq(out.hello_guest.kernel, "6.1.0-18-amd64");
 	ck_assert_str_eq(out.hello_guest.governor, "steal");
 	ck_assert(out.hello_guest.keeps_affinity);
+	ck_assert(cpuset_equal(&out.hello_guest.applied,
+	    &in.hello_guest.applied));
 	proto_msg_clear(&out);
 	ck_assert_ptr_null(out.hello_guest.cores);
 	ck_assert_uint_eq(out.hello_guest.ncores, 0);
@@ -121,6 +124,7 @@ START_TEST(rt_hello_guest_optional_absent)
 	round_trip(&in, PROTO_FROM_GUEST, &out);
 	ck_assert_str_eq(out.hello_guest.governor, "");
 	ck_assert(!out.hello_guest.keeps_affinity);
+	ck_assert(cpuset_empty(&out.hello_guest.applied));
 	ck_assert_uint_eq(out.hello_guest.nbackends, 0);
 	ck_assert_str_eq(out.hello_guest.agent, "");
 	proto_msg_clear(&out);
@@ -357,6 +361,7 @@ static const struct tmsg tmsgs[] = {
 		{ "kernel", "\"6.1.0-18-amd64\"", "{}", true },
 		{ "governor", "\"steal\"", "false", false },
 		{ "keeps_affinity", "true", "\"true\"", false },
+		{ "applied", "\"0-1\"", "[0]", false },
 	} },
 	{ PROTO_FROM_HOST, "target", {
 		{ "session", "\"" SESSION_HEX "\"", "1", true },
@@ -595,6 +600,7 @@ static const struct bad_line bad_lines[] = {
 	{ G, "{\"v\":1,\"type\":\"report\",\"online\":\"0-\",\"steal_pct\":0,\"psi_some_avg10\":0,\"nr_running\":1}", 0, "report: online: " },
 	{ G, HG("[\"0-1\",\"1-3\"]", BACK_OK), 0, "hello: cores[1]: overlaps an earlier core" },
 	{ G, HG("[\"0-1\",\"\"]", BACK_OK), 0, "hello: cores[1]: empty cpulist" },
+	{ G, "{\"v\":1,\"type\":\"hello\",\"session\":\"" SESSION_HEX "\",\"agent\":\"a\",\"online\":\"0-3\",\"cores\":" CORES_OK ",\"backend\":\"cpuset\",\"backends\":" BACK_OK ",\"kernel\":\"k\",\"applied\":\"\"}", 0, "hello: applied: empty cpulist" },
 	{ G, HG("[\"0-1\",\"x\"]", BACK_OK), 0, "hello: cores[1]: unexpected 'x'" },
 	{ G, HG("[\"0-1\",2]", BACK_OK), 0, "hello: cores[1]: expected a cpulist string, got int" },
 	{ G, HG("[]", BACK_OK), 0, "hello: cores: 0 cores, not 1..1024" },
