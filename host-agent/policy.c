@@ -524,14 +524,21 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	p->saturated = vm->run_cpus >=
 	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
 
+	/*
+	 * Never sampled: keep its set, whether its agent follows yet or not
+	 * (at start-up neither is known; a restarted daemon may still adopt
+	 * what the guest holds).  The operator's fixed set needs no sample.
+	 */
 	if (vm->mode == POLICY_MODE_OFF)
 		p->kind = PVM_OFF;
+	else if (vm->mode == POLICY_MODE_FIXED && vm->steerable)
+		p->kind = PVM_FIXED;
+	else if (vm->unmeasured && !known)
+		p->kind = PVM_HOLD;
 	else if (!vm->steerable)
 		p->kind = PVM_UNSTEERED;
 	else if (vm->mode == POLICY_MODE_FIXED)
 		p->kind = PVM_FIXED;
-	else if (vm->unmeasured && !known)
-		p->kind = PVM_HOLD;
 	else
 		p->kind = PVM_AUTO;
 
