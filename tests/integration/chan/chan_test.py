@@ -517,9 +517,10 @@ def read(path):
         return f.read().strip()
 
 
-def scenario_loop(tmp, hostd, guestd):
+def real_setup(tmp, hostd, guestd):
+    """The agent's VM 'real' and a busy VM without one (4 host CPUs, 8
+    wanted), the real agent joined through a relay, the daemon started."""
     host = Host(tmp, hostd, [
-        # The agent's VM and a busy VM without one: 4 host CPUs, 8 wanted.
         ("real", 8, 4, 2, 0.5, 0.3, True),
         ("busy", 4, 4, 1, 0.8, 0.4, False),
     ])
@@ -528,6 +529,11 @@ def scenario_loop(tmp, hostd, guestd):
     g = guest_tree(tmp)
     agent, glog = real_agent(tmp, guestd, g, gsock)
     host.start()
+    return host, relay, g, gsock, agent, glog
+
+
+def scenario_loop(tmp, hostd, guestd):
+    host, relay, g, _, agent, glog = real_setup(tmp, hostd, guestd)
 
     d = wait_for(lambda: (lambda d: d if d["agent"]["state"] == "following"
                           else None)(host.domain("real")),
@@ -605,15 +611,7 @@ class Watch:
 
 
 def scenario_restart(tmp, hostd, guestd):
-    host = Host(tmp, hostd, [
-        ("real", 8, 4, 2, 0.5, 0.3, True),
-        ("busy", 4, 4, 1, 0.8, 0.4, False),
-    ])
-    gsock = os.path.join(tmp, "guest.sock")
-    relay = Relay(host.sockets["real"], gsock)
-    g = guest_tree(tmp)
-    agent, _ = real_agent(tmp, guestd, g, gsock)
-    host.start()
+    host, relay, g, gsock, agent, _ = real_setup(tmp, hostd, guestd)
     d = wait_for(lambda: narrowed(host), "a narrower target acked",
                  timeout=30)
     want = d["target"]["preferred"]
