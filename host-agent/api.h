@@ -147,8 +147,12 @@ void	api_fill(const struct host *, struct api_snapshot *, const char *only);
 /*
  * The model's history as JSON: the periods of the last 'seconds' seconds
  * before the newest, only those with a sequence number above 'since', with
- * the per-VM figures or (vms false) the host's only.
+ * the per-VM figures or (vms false) the host's only.  One answer holds at
+ * most API_HISTORY_MAX_VM_RECORDS per-VM records (but always one period):
+ * beyond that it holds the oldest periods that fit and says "more", and
+ * the client asks again with since = the last seq it got.
  */
+#define API_HISTORY_MAX_VM_RECORDS	65536
 char	*api_json_history(const struct host *, uint64_t seconds,
 	    uint64_t since, bool vms, size_t *len);
 /* The newest 'limit' decision changes, newest first. */

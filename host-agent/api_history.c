@@ -63,8 +63,9 @@ api_json_history(const struct host *h, uint64_t seconds, uint64_t since,
 {
 	const struct hist_rec	*r, *newest = host_history(h, 0);
 	struct jw		 w;
-	uint64_t		 from_ms = 0;
+	uint64_t		 from_ms = 0, records = 0;
 	unsigned int		 i, n;
+	bool			 more = false;
 
 	if (newest != NULL && newest->mono_ms > seconds * 1000)
 		from_ms = newest->mono_ms - seconds * 1000;
@@ -77,9 +78,19 @@ api_json_history(const struct host *h, uint64_t seconds, uint64_t since,
 	jw_obj(&w, NULL);
 	jw_u64(&w, "capacity_periods", host_params(h)->history);
 	jw_arr(&w, "periods");
-	for (i = n; i-- > 0;)
-		hist_rec_write(&w, h, host_history(h, i), vms);
+	for (i = n; i-- > 0;) {
+		r = host_history(h, i);
+		/* A bounded answer: the oldest that fit, and "more". */
+		if (vms && records > 0 &&
+		    records + r->nvms > API_HISTORY_MAX_VM_RECORDS) {
+			more = true;
+			break;
+		}
+		records += r->nvms;
+		hist_rec_write(&w, h, r, vms);
+	}
 	jw_arr_end(&w);
+	jw_bool(&w, "more", more);
 	jw_obj_end(&w);
 	return jw_finish(&w, len);
 }

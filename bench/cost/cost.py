@@ -286,11 +286,24 @@ def run(hostd, name, nvms, vcpus, period_ms, periods, history):
             # Fill the ring: an hour's worth of periods and a little more.
             wait_periods(port, proc, history + 20,
                          history * period_ms / 1000.0 * 4 + 120)
-            body = get(port, '/api/v1/history')
-            hist = json.loads(body)['periods']
+            # The whole history, page by page as a client would.
+            hist, pages, nbytes, biggest = [], 0, 0, 0
+            path = '/api/v1/history'
+            while True:
+                body = get(port, path)
+                doc = json.loads(body)
+                hist += doc['periods']
+                pages += 1
+                nbytes += len(body)
+                biggest = max(biggest, len(body))
+                if not doc['more'] or not doc['periods']:
+                    break
+                path = '/api/v1/history?since=%d' % doc['periods'][-1]['seq']
             res['history_records'] = len(hist)
             res['history_periods'] = sum(p['periods'] for p in hist)
-            res['history_json_bytes'] = len(body)
+            res['history_json_bytes'] = nbytes
+            res['history_pages'] = pages
+            res['history_page_bytes'] = biggest
 
         res['rss_kib'] = proc_status(proc.pid, 'VmRSS')
         res['hwm_kib'] = proc_status(proc.pid, 'VmHWM')

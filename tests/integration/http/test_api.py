@@ -116,6 +116,7 @@ def main():
         seqs = [p['seq'] for p in hist['periods']]
         t.check(len(seqs) >= 3, 'history has periods')
         t.eq(seqs, sorted(seqs), 'history oldest first')
+        t.eq(hist['more'], False, 'a short history comes in one answer')
         span = hist['periods'][-1]['time_ms'] - hist['periods'][0]['time_ms']
         t.check(span <= 2000, 'seconds=2 spans at most 2 s (%d ms)' % span)
         t.eq({x['name'] for x in hist['periods'][-1]['domains']}, NAMES,

@@ -356,6 +356,84 @@ START_TEST(test_invalid_meta_uses_defaults)
 }
 END_TEST
 
+/* A VM of 4 vCPUs in 2 cores of 2 threads. */
+static struct vm *
+add_smt_vm(const char *uuid, const char *name)
+{
+	struct vm	*vm = host_vm_add(host, uuid, name);
+	struct vm_info	 info;
+
+	memset(&info, 0, sizeof(info));
+	snprintf(info.uuid, sizeof(info.uuid), "%s", uuid);
+	info.name = xstrdup(name);
+	info.nvcpus = 4;
+	cpuset_set_range(&info.online, 0, 3);
+	info.ncores = 2;
+	info.core = xcalloc(2, sizeof(*info.core));
+	cpuset_set_range(&info.core[0], 0, 1);
+	cpuset_set_range(&info.core[1], 2, 3);
+	vm_set_info(vm, &info);
+	host_vm_changed(host, vm);
+	return vm;
+}
+
+static int
+adopt(struct vm *vm, const char *list)
+{
+	struct cpuset	set;
+	char		err[64];
+
+	cpuset_zero(&set);
+	if (*list != '\0')
+		ck_assert_int_eq(cpuset_parse(&set, list, err, sizeof(err)), 0);
+	return host_vm_adopt(host, vm, &set);
+}
+
+/*
+ * What a guest says it still holds is adopted only as whole online cores,
+ * not all of them, and only before the VM's first decision; the VM then
+ * keeps it while it is not sampled.
+ */
+START_TEST(test_adopt)
+{
+	struct vm	*a, *b;
+	char		 buf[32];
+
+	make_host(false, 4);
+	a = add_smt_vm(U1, "alpha");
+	b = add_smt_vm(U2, "beta");
+	ck_assert_int_eq(adopt(b, ""), -1);
+	ck_assert_int_eq(adopt(b, "0"), -1);		/* half a core */
+	ck_assert_int_eq(adopt(b, "1-2"), -1);		/* two halves */
+	ck_assert_int_eq(adopt(b, "0-3"), -1);		/* all: nothing held */
+	ck_assert_int_eq(adopt(b, "4-5"), -1);		/* not online */
+	ck_assert(!b->pstate.init);
+	ck_assert_int_eq(adopt(a, "2-3"), 0);
+	ck_assert(a->pstate.init);
+	ck_assert_uint_eq(a->pstate.cores, 1);
+	ck_assert_int_eq(adopt(a, "0-1"), -1);		/* once */
+
+	/* Not sampled yet: a keeps what it holds, b all it has. */
+	host_sample_mut(host)->valid = false;
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert(a->decided && b->decided);
+	ck_assert_int_gt(cpuset_format(&a->decision.preferred, buf,
+	    sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "2-3");
+	ck_assert_int_eq(a->decision.reason, POLICY_R_UNMEASURED);
+	ck_assert_uint_eq(cpuset_count(&b->decision.preferred), 4);
+	/* b decided nothing yet: still adoptable; a decided: no more. */
+	ck_assert(!b->pstate.init);
+	ck_assert_int_eq(adopt(b, "0-1"), 0);
+	host_free(host);
+
+	/* An observing daemon sends nothing, so it adopts nothing. */
+	make_host(true, 4);
+	a = add_smt_vm(U1, "alpha");
+	ck_assert_int_eq(adopt(a, "0-1"), -1);
+}
+END_TEST
+
 START_TEST(test_threads_resize)
 {
 	struct vm	*a;
@@ -398,6 +476,7 @@ main(void)
 	tcase_add_test(tc, test_history_rename);
 	tcase_add_test(tc, test_invalid_meta_uses_defaults);
 	tcase_add_test(tc, test_threads_resize);
+	tcase_add_test(tc, test_adopt);
 	suite_add_tcase(s, tc);
 	return testlib_run(s);
 }

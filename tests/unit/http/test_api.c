@@ -4,6 +4,7 @@
  * views of a snapshot, each parsed back.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,9 @@
 #include "api.h"
 #include "api_jw.h"
 #include "api_policy.h"
+#include "log.h"
+#include "model.h"
+#include "util.h"
 #include "testlib.h"
 
 static int
@@ -305,6 +309,97 @@ START_TEST(json_views)
 }
 END_TEST
 
+/* One page of /api/v1/history: its periods' seqs, first and last, and more. */
+static unsigned int
+history_page(const struct host *h, uint64_t since, bool vms, uint64_t *first,
+    uint64_t *last, bool *more)
+{
+	struct json_object	*o, *arr, *p, *v;
+	size_t			 len, i, n;
+	char			*text;
+
+	text = api_json_history(h, 86400, since, vms, &len);
+	o = json_tokener_parse(text);
+	ck_assert_msg(o != NULL, "not JSON");
+	ck_assert(json_object_object_get_ex(o, "periods", &arr));
+	ck_assert(json_object_object_get_ex(o, "more", &v));
+	*more = json_object_get_boolean(v);
+	n = json_object_array_length(arr);
+	for (i = 0; i < n; i++) {
+		p = json_object_array_get_idx(arr, i);
+		ck_assert(json_object_object_get_ex(p, "seq", &v));
+		if (i == 0)
+			*first = (uint64_t)json_object_get_int64(v);
+		*last = (uint64_t)json_object_get_int64(v);
+	}
+	json_object_put(o);
+	free(text);
+	return (unsigned int)n;
+}
+
+/*
+ * A long history of many VMs comes in bounded answers: the oldest periods
+ * that fit, "more", and the rest after since; nothing lost or repeated.
+ */
+START_TEST(history_pages)
+{
+	struct host_params	 hp;
+	struct host		*h;
+	struct host_sample	*hs;
+	struct vm_info		 info;
+	struct vm		*vm;
+	char			 uuid[VM_UUID_LEN], name[16];
+	unsigned int		 i, n1, n2, nvms = 300, periods = 250;
+	uint64_t		 f1, l1, f2, l2;
+	bool			 more;
+
+	log_init("test-api", LOGL_WARNING);
+	memset(&hp, 0, sizeof(hp));
+	hp.history = periods;
+	hp.decisions = 8;
+	policy_config_default(&hp.policy);
+	h = host_new(&hp);
+	hs = host_sample_mut(h);
+	cpuset_zero(&hs->usable);
+	cpuset_set_range(&hs->usable, 0, 63);
+	hs->online = hs->usable;
+	hs->capacity = 64;
+	hs->valid = true;
+	for (i = 0; i < nvms; i++) {
+		snprintf(uuid, sizeof(uuid),
+		    "00000000-0000-4000-8000-%012u", i);
+		snprintf(name, sizeof(name), "vm%u", i);
+		vm = host_vm_add(h, uuid, name);
+		memset(&info, 0, sizeof(info));
+		snprintf(info.uuid, sizeof(info.uuid), "%s", uuid);
+		info.name = xstrdup(name);
+		info.nvcpus = 1;
+		cpuset_set(&info.online, 0);
+		info.ncores = 1;
+		info.core = xcalloc(1, sizeof(*info.core));
+		cpuset_set(&info.core[0], 0);
+		vm_set_info(vm, &info);
+		host_vm_changed(h, vm);
+	}
+	for (i = 1; i <= periods; i++)
+		ck_assert_int_eq(host_period(h, i * 1000), 0);
+
+	n1 = history_page(h, 0, true, &f1, &l1, &more);
+	ck_assert(more);
+	ck_assert_uint_eq(n1, API_HISTORY_MAX_VM_RECORDS / nvms);
+	ck_assert_uint_eq(f1, 1);
+	n2 = history_page(h, l1, true, &f2, &l2, &more);
+	ck_assert(!more);
+	ck_assert_uint_eq(f2, l1 + 1);
+	ck_assert_uint_eq(n1 + n2, periods);
+	ck_assert_uint_eq(l2, periods);
+	/* The host figures alone are small: one answer. */
+	ck_assert_uint_eq(history_page(h, 0, false, &f1, &l1, &more), periods);
+	ck_assert(!more);
+	host_free(h);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -324,6 +419,7 @@ api_suite(void)
 	tc = tcase_create("views");
 	tcase_add_test(tc, metrics_text);
 	tcase_add_test(tc, json_views);
+	tcase_add_test(tc, history_pages);
 	suite_add_tcase(s, tc);
 	return s;
 }
