@@ -36,11 +36,14 @@ import sys
 import tempfile
 import threading
 import time
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))
+from synthost import SynthHost, put                     # noqa: E402
 
 SKIP = 77
 NCPUS = 4           # host CPUs
-HZ = 100
 PERIOD_MS = 200
 STOP = []           # things to stop at the end
 
@@ -65,18 +68,6 @@ def wait_for(cond, what, timeout=15.0):
     raise Fail("timed out waiting for " + what)
 
 
-def put(path, text):
-    """Write in place, in one write: the daemon re-reads with pread."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-        data = text.encode()
-        os.pwrite(fd, data, 0)
-        os.ftruncate(fd, len(data))
-    finally:
-        os.close(fd)
-
-
 class UnixHTTP(http.client.HTTPConnection):
     def __init__(self, path):
         super().__init__("localhost", timeout=10)
@@ -90,7 +81,7 @@ class UnixHTTP(http.client.HTTPConnection):
 
 # ------------------------------------------------------------ the host
 class Host:
-    """A synthetic host, libvirt's test driver, and the daemon on them.
+    """A synthetic host (tests/lib/synthost.py) and the daemon on it.
 
     domains: (name, vcpus, cores, threads, run, delay, channel) where run
     and delay are CPUs per vCPU and channel says whether the domain has an
@@ -103,16 +94,10 @@ class Host:
         self.root = os.path.join(tmp, "host")
         self.api_sock = os.path.join(tmp, "api.sock")
         self.log = os.path.join(tmp, "hostd.log")
-        self.counters = {}
-        self.ticks = 0.0
-        self.stop = threading.Event()
         self.proc = None
         self.sockets = {}
-        doms = []
-        tid = 1000
-        for i, (name, vcpus, cores, threads, run, delay, chan) in \
-                enumerate(domains):
-            pid = 500 + i
+        self.synth = SynthHost(self.root, NCPUS)
+        for name, vcpus, cores, threads, run, delay, chan in domains:
             dev = ""
             if chan:
                 path = os.path.join(tmp, name + ".sock")
@@ -121,62 +106,11 @@ class Host:
                        'path=%s/><target type="virtio" '
                        'name="org.prefcpu.0"/></channel></devices>'
                        % quoteattr(path))
-            doms.append(
-                '<domain type="test"><name>%s</name>'
-                '<uuid>00000000-0000-4000-8000-%012d</uuid>'
-                '<memory>524288</memory><vcpu>%d</vcpu>'
-                '<os><type>hvm</type></os><cpu><topology sockets="1" '
-                'dies="1" cores="%d" threads="%d"/></cpu>%s</domain>'
-                % (escape(name), i + 1, vcpus, cores, threads, dev))
-            tids = []
-            for _ in range(vcpus):
-                tid += 1
-                tids.append(tid)
-                self.counters[(pid, tid)] = [0, 0, run, delay]
-            self._put("run/libvirt/qemu/%s.xml" % name,
-                      '<domstatus state="running" pid="%d"><vcpus>%s'
-                      '</vcpus></domstatus>\n' % (pid, "".join(
-                          '<vcpu id="%d" pid="%d"/>' % (v, t)
-                          for v, t in enumerate(tids))))
-            self._put("run/libvirt/qemu/%s.pid" % name, "%d\n" % pid)
-        self._put("sys/devices/system/cpu/online", "0-%d\n" % (NCPUS - 1))
-        self.driver = os.path.join(tmp, "libvirt-test.xml")
-        put(self.driver,
-            '<node><cpu><nodes>1</nodes><sockets>1</sockets><cores>%d'
-            '</cores><threads>1</threads><active>%d</active><mhz>2000</mhz>'
-            '</cpu><memory>16777216</memory>%s</node>\n'
-            % (NCPUS, NCPUS, "".join(doms)))
-        self._advance(0)
-
-    def _put(self, rel, text):
-        put(os.path.join(self.root, rel), text)
-
-    def _advance(self, dt):
-        busy = 0.0
-        for key, c in self.counters.items():
-            c[0] += int(c[2] * dt * 1e9)
-            c[1] += int(c[3] * dt * 1e9)
-            busy += c[2]
-            self._put("proc/%d/task/%d/schedstat" % key,
-                      "%d %d %d\n" % (c[0], c[1], c[0] // 1000000))
-        self.ticks += dt * HZ
-        per_cpu = min(busy / NCPUS, 1.0)
-        lines = ["cpu  0 0 0 0 0 0 0 0 0 0"]
-        for cpu in range(NCPUS):
-            b = int(self.ticks * per_cpu)
-            lines.append("cpu%d %d 0 0 %d 0 0 0 0 0 0"
-                         % (cpu, b, int(self.ticks) - b))
-        self._put("proc/stat", "\n".join(lines) + "\n")
-        self._put("proc/pressure/cpu",
-                  "some avg10=40.00 avg60=40.00 avg300=30.00 total=1000\n"
-                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n")
-
-    def _load(self):
-        last = time.monotonic()
-        while not self.stop.wait(0.1):
-            now = time.monotonic()
-            self._advance(now - last)
-            last = now
+            self.synth.add_domain(
+                name, vcpus, run, delay,
+                '<cpu><topology sockets="1" dies="1" cores="%d" '
+                'threads="%d"/></cpu>%s' % (cores, threads, dev))
+        self.driver = self.synth.finish()
 
     def start(self, observe=False):
         r = self.root
@@ -190,7 +124,7 @@ class Host:
             "[channel]\nbackoff-min-ms = 500\nbackoff-max-ms = 4000\n"
             % (self.driver, PERIOD_MS, "yes" if observe else "no",
                r, r, r, r, self.api_sock))
-        threading.Thread(target=self._load, daemon=True).start()
+        self.synth.start_load()
         STOP.append(self)
         self.spawn()
 
@@ -246,7 +180,7 @@ class Host:
         return rc
 
     def close(self):
-        self.stop.set()
+        self.synth.stop_load()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()

@@ -28,6 +28,10 @@ import time
 
 import hostd_cost
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lab"))
+from lab import libvirtd_up, pidfile                    # noqa: E402
+
 SKIP = 77
 URI = "qemu:///system"
 NS = "http://prefcpu.org/xmlns/policy/1"
@@ -59,20 +63,6 @@ def run(*args, check=True, timeout=60):
 
 def virsh(*args, check=True):
     return run("virsh", "-q", "-c", URI, *args, check=check)
-
-
-def pidfile(path):
-    try:
-        with open(path) as f:
-            pid = int(f.read().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
-
-
-def libvirtd_up():
-    return virsh("version", check=False).returncode == 0
 
 
 def wait_for(what, pred, timeout):

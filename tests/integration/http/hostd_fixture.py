@@ -1,9 +1,9 @@
 """Run the real prefcpu-hostd on a synthetic host for the HTTP tests.
 
-The host is a temp tree: sysfs (8 online CPUs), procfs (stat, CPU
-pressure, one schedstat file per vCPU thread), libvirt's status files
-(vCPU thread ids) and libvirt's test driver with domains from an XML
-file.  A thread advances the counters like a loaded host would: every
+The host is a temp tree (tests/lib/synthost.py): sysfs (8 online CPUs),
+procfs (stat, CPU pressure, one schedstat file per vCPU thread),
+libvirt's status files (vCPU thread ids) and libvirt's test driver with
+domains from an XML file.  A thread advances the counters like a loaded host would: every
 vCPU runs and waits at a fixed rate, so the daemon sees contention.
 """
 import json
@@ -20,11 +20,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import http.client
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', '..', 'lib'))
+from synthost import SynthHost                          # noqa: E402
 
 SKIP = 77
 NCPUS = 8
-HZ = 100
 POLICY_NS = 'http://prefcpu.org/xmlns/policy/1'
 
 # name, vCPUs, shares, policy attributes, run and delay per vCPU (CPUs)
@@ -170,36 +173,18 @@ class Hostd:
         self.observe = observe
         self.dir = tempfile.mkdtemp(prefix='prefcpu-http-')
         self.proc = None
-        self.stop = threading.Event()
-        self.thread = None
         self.port = free_port()
         self.sock = os.path.join(self.dir, 'run', 'prefcpu', 'hostd.sock')
-        self.counters = {}   # tid -> [run_ns, delay_ns, rate_run, rate_delay]
-        self.ticks = 0
+        self.synth = SynthHost(self.dir, NCPUS, psi_some=42.5)
         self.clean_exit = False
 
     # --- the synthetic host -------------------------------------------
     def _write(self, rel, text):
-        # In place, in one write: the daemon keeps these files open and
-        # re-reads them with pread, as it does with /proc.
-        path = os.path.join(self.dir, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-        try:
-            data = text.encode()
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))
-        finally:
-            os.close(fd)
+        self.synth.write(rel, text)
 
     def _build(self):
-        self._write('sys/devices/system/cpu/online', '0-%d\n' % (NCPUS - 1))
-        doms = []
-        tid = 1000
         for i, (name, vcpus, shares, pol, run, delay) in enumerate(
                 self.domains):
-            pid = 500 + i
-            uuid = '00000000-0000-4000-8000-%012d' % (i + 1)
             meta = ''
             if pol:
                 attrs = ''.join(' %s=%s' % (k, quoteattr(v))
@@ -215,58 +200,11 @@ class Hostd:
                         % quoteattr(path))
                 self.guests.append(FakeGuest(path, vcpus,
                                              *self.agents[name]))
-            doms.append(
-                '<domain type="test"><name>%s</name><uuid>%s</uuid>'
-                '<memory>524288</memory><vcpu>%d</vcpu>'
-                '<os><type>hvm</type></os>'
-                '<cputune><shares>%d</shares></cputune>%s%s</domain>'
-                % (escape(name), uuid, vcpus, shares, meta, chan))
-            tids = []
-            for v in range(vcpus):
-                tid += 1
-                tids.append(tid)
-                self.counters[(pid, tid)] = [0, 0, run, delay]
-            self._write('run/libvirt/qemu/%s.xml' % name,
-                        '<domstatus state="running" pid="%d"><vcpus>%s'
-                        '</vcpus></domstatus>\n' % (pid, ''.join(
-                            '<vcpu id="%d" pid="%d"/>' % (v, t)
-                            for v, t in enumerate(tids))))
-            self._write('run/libvirt/qemu/%s.pid' % name, '%d\n' % pid)
-        self.driver_xml = os.path.join(self.dir, 'libvirt-test.xml')
-        self._write('libvirt-test.xml',
-                    '<node><cpu><nodes>1</nodes><sockets>1</sockets>'
-                    '<cores>%d</cores><threads>1</threads><active>%d'
-                    '</active><mhz>2000</mhz></cpu><memory>16777216'
-                    '</memory>%s</node>\n' % (NCPUS, NCPUS, ''.join(doms)))
-        self._advance(0)
-
-    def _advance(self, dt):
-        """Move every counter on by dt seconds of a loaded host."""
-        busy = 0.0
-        for key, c in self.counters.items():
-            c[0] += int(c[2] * dt * 1e9)
-            c[1] += int(c[3] * dt * 1e9)
-            busy += c[2]
-            self._write('proc/%d/task/%d/schedstat' % key,
-                        '%d %d %d\n' % (c[0], c[1], c[0] // 1000000))
-        self.ticks += dt * HZ
-        per_cpu_busy = min(busy / NCPUS, 1.0)
-        lines = ['cpu  0 0 0 0 0 0 0 0 0 0']
-        for cpu in range(NCPUS):
-            b = int(self.ticks * per_cpu_busy)
-            idle = int(self.ticks) - b
-            lines.append('cpu%d %d 0 0 %d 0 0 0 0 0 0' % (cpu, b, idle))
-        self._write('proc/stat', '\n'.join(lines) + '\n')
-        self._write('proc/pressure/cpu',
-                    'some avg10=42.50 avg60=40.00 avg300=30.00 total=1000\n'
-                    'full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n')
-
-    def _run_load(self):
-        last = time.monotonic()
-        while not self.stop.wait(0.05):
-            now = time.monotonic()
-            self._advance(now - last)
-            last = now
+            self.synth.add_domain(
+                name, vcpus, run, delay,
+                '<cputune><shares>%d</shares></cputune>%s%s'
+                % (shares, meta, chan))
+        self.driver_xml = self.synth.finish()
 
     # --- the daemon ----------------------------------------------------
     def config(self, **extra_http):
@@ -285,8 +223,7 @@ class Hostd:
     def start(self, wait_periods=3, **extra_http):
         self.binary = tool('PREFCPU_HOSTD', '')
         self._build()
-        self.thread = threading.Thread(target=self._run_load, daemon=True)
-        self.thread.start()
+        self.synth.start_load(0.05)
         for g in self.guests:
             g.start()
         self.conf = os.path.join(self.dir, 'hostd.conf')
@@ -315,9 +252,7 @@ class Hostd:
             return f.read()
 
     def close(self):
-        self.stop.set()
-        if self.thread:
-            self.thread.join()
+        self.synth.stop_load()
         for g in self.guests:
             g.close()
         self.exit_code = None
