@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +43,9 @@ struct guestd_opt {
 	const char	*name;
 	int		 short_name;
 	const char	*arg;		/* NULL: a flag */
-	opt_set_fn	 set;
+	opt_set_fn	 set;		/* NULL: the argument is a directory */
 	const char	*help;
+	size_t		 dir;		/* where it goes in struct guestd_conf */
 };
 
 static int
@@ -139,34 +141,6 @@ opt_keep(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 }
 
 static int
-opt_proc_root(struct guestd_opts *o, const char *v, char *e, size_t n)
-{
-	o->conf.proc_root = v;
-	return 0;
-}
-
-static int
-opt_sys_root(struct guestd_opts *o, const char *v, char *e, size_t n)
-{
-	o->conf.sys_root = v;
-	return 0;
-}
-
-static int
-opt_cgroup_root(struct guestd_opts *o, const char *v, char *e, size_t n)
-{
-	o->conf.cgroup_root = v;
-	return 0;
-}
-
-static int
-opt_run_dir(struct guestd_opts *o, const char *v, char *e, size_t n)
-{
-	o->conf.run_dir = v;
-	return 0;
-}
-
-static int
 opt_report(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 {
 	uint64_t	ms;
@@ -208,35 +182,37 @@ static int	opt_version(struct guestd_opts *, const char *, char *,
 static const struct guestd_opt guestd_opts[] = {
 	{ "port", 'p', "PATH", opt_port,
 	    "the channel: a character device, or unix:PATH to connect to a "
-	    "socket (default: the virtio port " PROTO_PORT_NAME ")" },
+	    "socket (default: the virtio port " PROTO_PORT_NAME ")", 0 },
 	{ "backend", 'b', "NAME", opt_backend,
 	    "auto, kernel, systemd or cpuset (default auto: the first that "
-	    "works, in that order)" },
+	    "works, in that order)", 0 },
 	{ "cgroup", 'c', "PATH", opt_cgroup,
 	    "cpuset backend: a cgroup to confine, below the cgroup root; "
-	    "repeatable (default: every top-level cgroup that holds tasks)" },
+	    "repeatable (default: every top-level cgroup that holds tasks)", 0 },
 	{ "slice", 's', "NAME", opt_slice,
 	    "systemd backend: a slice to confine; repeatable (default: "
-	    "system.slice, user.slice, machine.slice where present)" },
+	    "system.slice, user.slice, machine.slice where present)", 0 },
 	{ "keep-affinity", 'k', "WHEN", opt_keep,
 	    "auto, yes or no: put back task affinities a cpuset change "
-	    "resets (auto: on kernels older than 6.2)" },
-	{ "proc-root", 0, "DIR", opt_proc_root,
-	    "where procfs is (default /proc)" },
-	{ "sys-root", 0, "DIR", opt_sys_root,
-	    "where sysfs is (default /sys)" },
-	{ "cgroup-root", 0, "DIR", opt_cgroup_root,
-	    "where cgroup2 is (default /sys/fs/cgroup)" },
-	{ "run-dir", 0, "DIR", opt_run_dir,
-	    "state, status and lock files (default " GUESTD_RUN_DIR ")" },
+	    "resets (auto: on kernels older than 6.2)", 0 },
+	{ "proc-root", 0, "DIR", NULL, "where procfs is (default /proc)",
+	    offsetof(struct guestd_conf, proc_root) },
+	{ "sys-root", 0, "DIR", NULL, "where sysfs is (default /sys)",
+	    offsetof(struct guestd_conf, sys_root) },
+	{ "cgroup-root", 0, "DIR", NULL,
+	    "where cgroup2 is (default /sys/fs/cgroup)",
+	    offsetof(struct guestd_conf, cgroup_root) },
+	{ "run-dir", 0, "DIR", NULL,
+	    "state, status and lock files (default " GUESTD_RUN_DIR ")",
+	    offsetof(struct guestd_conf, run_dir) },
 	{ "report-interval", 'r', "MS", opt_report,
-	    "milliseconds between reports to the host (default 5000)" },
+	    "milliseconds between reports to the host (default 5000)", 0 },
 	{ "log-level", 'l', "LEVEL", opt_log_level,
-	    "err, warning, notice, info or debug (default info)" },
+	    "err, warning, notice, info or debug (default info)", 0 },
 	{ "json", 'j', NULL, opt_json,
-	    "status: print JSON" },
-	{ "help", 'h', NULL, opt_help, "print this help" },
-	{ "version", 'V', NULL, opt_version, "print the version" },
+	    "status: print JSON", 0 },
+	{ "help", 'h', NULL, opt_help, "print this help", 0 },
+	{ "version", 'V', NULL, opt_version, "print the version", 0 },
 };
 
 static void
@@ -308,7 +284,10 @@ guestd_parse(struct guestd_opts *o, int argc, char **argv)
 			if (c == 256 + (int)i || c == guestd_opts[i].short_name)
 				break;
 		}
-		if (guestd_opts[i].set(o, optarg, err, sizeof(err)) == -1) {
+		if (guestd_opts[i].set == NULL)
+			*(const char **)((char *)&o->conf +
+			    guestd_opts[i].dir) = optarg;
+		else if (guestd_opts[i].set(o, optarg, err, sizeof(err)) == -1) {
 			fprintf(stderr, "%s: --%s: %s\n", GUESTD_NAME,
 			    guestd_opts[i].name, err);
 			exit(2);
