@@ -1407,6 +1407,7 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 			o->share = p->counted;
 			p->claim = p->counted;
 		}
+		o->fair = o->share;
 		o->reason = p->reason;
 		o->domain = p->domain;
 		o->capacity = d->capacity;

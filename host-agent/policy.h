@@ -128,6 +128,12 @@ struct policy_decision {
 	double		demand;		/* EWMA, CPUs */
 	double		claim;		/* CPUs claimed in the water-fill */
 	double		share;		/* weighted fair share, CPUs */
+	/*
+	 * The VM's weighted fair share of its domain's capacity, CPUs: what
+	 * a non-follower is counted at (at most) and capped to when the
+	 * operator enforces it; for steered VMs the share they may claim.
+	 */
+	double		fair;
 	bool		saturated;
 	bool		contended;	/* its domain is over-committed */
 };
