@@ -237,7 +237,7 @@ struct decision_event {
 	struct cpuset	 from;		/* empty for a VM's first decision */
 	struct cpuset	 to;
 	enum policy_reason reason;
-	char		 why[192];
+	char		 why[256];
 };
 
 /*

@@ -68,6 +68,8 @@
  */
 #define POLICY_CAP_FLOOR	0.1
 #define POLICY_WEIGHT_MAX	10000
+#define POLICY_BUSY		0.75
+#define POLICY_UTIL_MIN		0.5
 #define POLICY_NOCPU		UINT_MAX
 
 enum pvm_kind {
@@ -101,6 +103,9 @@ struct pvm {
 	double		entitle;	/* share had it claimed all: hint bound */
 	double		share;
 	double		counted;	/* CPUs taken out of C when not steered */
+	double		fair;		/* weighted fair share of C, CPUs */
+	double		util;		/* busy share of its vCPUs, see use() */
+	bool		at_share;	/* not steered, counted below its demand */
 	double		frac;		/* share beyond base_k, in next core */
 	bool		saturated;
 	bool		hint_raised;
@@ -108,6 +113,7 @@ struct pvm {
 	bool		at_lo;		/* share raised to the core minimum */
 	bool		idle_floor;	/* claim below its floor's vCPUs */
 	bool		db_shrink;	/* shrink that the dead band may hold */
+	unsigned int	db_grow;	/* saturated, growth held: its target */
 	enum policy_reason reason;
 };
 
@@ -117,6 +123,8 @@ struct pdom {
 	double		free;		/* R: C minus what is not steered */
 	double		claims;
 	unsigned int	first, nvm;	/* slice of the VM index by domain */
+	unsigned int	nrogue;		/* VMs not following (no agent, off) */
+	double		rogue_cpus;	/* what they are counted at */
 	bool		contended;
 	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
@@ -162,11 +170,11 @@ void
 policy_config_default(struct policy_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->ewma_alpha = 0.5;
+	c->ewma_alpha = 1.0;
 	c->headroom = 0.5;
 	c->dead_band = 1.0;
 	c->dwell_ms = 3000;
-	c->shrink_after = 3;
+	c->shrink_after = 2;
 	c->saturation = 0.9;
 }
 
@@ -521,8 +529,20 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	else
 		p->demand = known ? cfg->ewma_alpha * sample +
 		    (1 - cfg->ewma_alpha) * st->demand : sample;
+	/*
+	 * A VM held to fewer vCPUs than it has cannot show more demand than
+	 * it has vCPUs: when it keeps most of them busy (run + delay), its
+	 * demand is censored and it counts as saturated.
+	 */
 	p->saturated = vm->run_cpus >=
-	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
+	    cfg->saturation * p->cur_vcpus - POLICY_EPS ||
+	    (p->cur_vcpus < p->nonline && !vm->unmeasured &&
+	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS);
+	p->util = 1;
+	if (p->cur_vcpus < p->nonline && !vm->unmeasured &&
+	    sample < p->cur_vcpus)
+		p->util = sample / p->cur_vcpus < POLICY_UTIL_MIN ?
+		    POLICY_UTIL_MIN : sample / p->cur_vcpus;
 
 	/*
 	 * Never sampled: keep its set, whether its agent follows yet or not
@@ -708,8 +728,10 @@ policy_event_cmp(const void *a, const void *b)
  * sum(clamp(w * L, lo, hi)) = R and give each clamp(w * L, lo, hi).  When
  * the lower bounds alone exceed R everyone gets lo (the caller reports
  * it); when the upper bounds fit everyone gets hi.  ev holds 2n events.
+ * Returns the level L: 0 when the lower bounds do not fit, HUGE_VAL when
+ * the upper bounds do.
  */
-static void
+static double
 policy_waterfill(struct wf_item *it, unsigned int n, double R,
     struct wf_event *ev)
 {
@@ -725,7 +747,7 @@ policy_waterfill(struct wf_item *it, unsigned int n, double R,
 			it[i].out = sumlo >= R ? it[i].lo : it[i].hi;
 			it[i].raised = sumlo >= R;
 		}
-		return;
+		return sumlo >= R ? 0 : HUGE_VAL;
 	}
 	for (i = 0; i < n; i++) {
 		ev[ne++] = (struct wf_event){ it[i].lo / it[i].w, i, false };
@@ -769,6 +791,7 @@ policy_waterfill(struct wf_item *it, unsigned int n, double R,
 		    it[i].hi : f;
 		it[i].raised = f < it[i].lo - POLICY_EPS;
 	}
+	return level;
 }
 
 /* Smallest k with cum[k] > x, or nusable. */
@@ -782,13 +805,25 @@ policy_cores_above(const struct pvm *p, double x)
 	return k;
 }
 
-/* Largest k with cum[k] <= x. */
+/*
+ * What the first k cores of a VM use, CPUs: their vCPUs times the share of
+ * its preferred vCPUs that the VM keeps busy (run + delay) when it is held
+ * below its vCPUs and saturated, else 1.  A barrier guest confined to 4
+ * vCPUs keeps them 80% busy: 5 vCPUs use its share of 4 CPUs.
+ */
+static double
+policy_use(const struct pvm *p, unsigned int k)
+{
+	return p->cum[k] * p->util;
+}
+
+/* Largest k whose cores use at most x. */
 static unsigned int
 policy_cores_within(const struct pvm *p, double x)
 {
 	unsigned int	k = 0;
 
-	while (k < p->nusable && p->cum[k + 1] <= x + POLICY_EPS)
+	while (k < p->nusable && policy_use(p, k + 1) <= x + POLICY_EPS)
 		k++;
 	return k;
 }
@@ -807,7 +842,9 @@ policy_share_cores(const struct pvm *p)
 static double
 policy_cost(const struct pvm *p, unsigned int k)
 {
-	return p->cum[k] < p->claim ? p->cum[k] : p->claim;
+	double	u = policy_use(p, k);
+
+	return u < p->claim ? u : p->claim;
 }
 
 /* Whether one more core of cost extra still fits: half of it at least. */
@@ -848,6 +885,55 @@ policy_all_cores(struct pvm *pv, const struct pdom *d,
 }
 
 /*
+ * Count the VMs that do not follow (no agent, an agent that does not ack,
+ * mode off) at most at their weighted fair share: one water-fill of R
+ * (what fixed sets and unmeasured VMs leave) over every VM of the domain,
+ * the steered at their claims and the others at their demand.  The host's
+ * CPU weights hold a non-follower to that share while its neighbours are
+ * busy, so counting it at its whole demand would hand the cooperating VMs'
+ * share to it.  Returns the CPUs counted for them.
+ */
+static double
+policy_count_rogues(const struct policy_vm *vms, struct pvm *pv,
+    struct pdom *d, const unsigned int *idx, struct wf_item *it,
+    struct wf_event *ev, double R)
+{
+	unsigned int	 j, na = 0;
+	double		 level, f, sum = 0;
+
+	if (R < 0)
+		R = 0;
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind == PVM_AUTO)
+			it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
+			    .lo = policy_cost(p, p->lo_k), .hi = p->claim };
+		else if (p->kind == PVM_UNSTEERED || p->kind == PVM_OFF)
+			it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
+			    .lo = 0, .hi = p->counted };
+	}
+	level = policy_waterfill(it, na, R, ev);
+	for (j = 0, na = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO && p->kind != PVM_UNSTEERED &&
+		    p->kind != PVM_OFF)
+			continue;
+		if (p->kind != PVM_AUTO) {
+			p->counted = it[na].out;
+			f = vms[idx[j]].weight * level;
+			p->fair = f < p->nonline ? f : p->nonline;
+			p->at_share = p->counted < it[na].hi - POLICY_EPS;
+			sum += p->counted;
+		}
+		na++;
+	}
+	d->rogue_cpus = sum;
+	return sum;
+}
+
+/*
  * Decide one contention domain up to the whole-core targets (before
  * damping).  idx lists its VMs; it, ev and cand are scratch of nvm.
  */
@@ -875,7 +961,7 @@ policy_decide_domain(const struct policy_config *cfg,
 			    p->nusable;
 			if (p->hi_k < p->lo_k)
 				p->hi_k = p->lo_k;
-			all = p->cum[p->hi_k];
+			all = policy_use(p, p->hi_k);
 			/*
 			 * A VM that is not saturated claims its demand plus
 			 * headroom (at most its demand again), but at least
@@ -885,15 +971,15 @@ policy_decide_domain(const struct policy_config *cfg,
 			 * keeps those cores anyway: no raise there.
 			 */
 			if (p->saturated)
-				p->claim = p->cum[p->nusable];
+				p->claim = policy_use(p, p->nusable);
 			else {
 				hr = cfg->headroom < p->demand ?
 				    cfg->headroom : p->demand;
 				p->claim = p->demand + hr;
 				i = policy_cores_above(p, p->demand /
 				    cfg->saturation);
-				if (i > p->lo_k && p->cum[i] > p->claim)
-					p->claim = p->cum[i];
+				if (i > p->lo_k && policy_use(p, i) > p->claim)
+					p->claim = policy_use(p, i);
 			}
 			p->max_capped = p->claim > all + POLICY_EPS &&
 			    p->hi_k < p->nusable;
@@ -904,12 +990,17 @@ policy_decide_domain(const struct policy_config *cfg,
 			break;
 		case PVM_FIXED:
 		case PVM_HOLD:
+			notsteered += p->counted;
+			break;
 		case PVM_UNSTEERED:
 		case PVM_OFF:
-			notsteered += p->counted;
+			d->nrogue++;
 			break;
 		}
 	}
+	if (d->nrogue > 0)
+		notsteered += policy_count_rogues(vms, pv, d, idx, it, ev,
+		    d->capacity - notsteered);
 	d->free = d->capacity - notsteered;
 	if (d->free < 0)
 		d->free = 0;
@@ -992,8 +1083,8 @@ policy_decide_domain(const struct policy_config *cfg,
 		p->k = p->base_k;
 		p->frac = 0;
 		if (p->k < p->nusable)
-			p->frac = (p->share - p->cum[p->k]) /
-			    (p->cum[p->k + 1] - p->cum[p->k]);
+			p->frac = (p->share - policy_use(p, p->k)) /
+			    (policy_use(p, p->k + 1) - policy_use(p, p->k));
 		if (p->frac < 0)
 			p->frac = 0;
 		used += policy_cost(p, p->k);
@@ -1050,6 +1141,8 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		return;
 	if (p->k > p->cur_k) {
 		if (sc - p->cur_k < cfg->dead_band - POLICY_EPS) {
+			/* Settled afterwards: it grows where there is room. */
+			p->db_grow = p->saturated ? p->k : 0;
 			p->k = p->cur_k;
 			p->reason = POLICY_R_HOLD_DEAD_BAND;
 		} else if (p->saturated)
@@ -1150,12 +1243,19 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    cfg->shrink_after);
 		break;
 	case POLICY_R_UNSTEERED:
-		snprintf(s, len, "no agent following: all %u vCPUs, counted "
-		    "at demand %.2f CPUs", o->vcpus, p->counted);
-		break;
 	case POLICY_R_MODE_OFF:
-		snprintf(s, len, "mode off: all %u vCPUs, counted at demand "
-		    "%.2f CPUs", o->vcpus, p->counted);
+		if (p->at_share)
+			snprintf(s, len, "%s: all %u vCPUs, counted at its "
+			    "weighted share %.2f of %.2f CPUs (demand %.2f)",
+			    o->reason == POLICY_R_MODE_OFF ? "mode off" :
+			    "no agent following", o->vcpus, p->counted,
+			    d->capacity, p->demand);
+		else
+			snprintf(s, len, "%s: all %u vCPUs, counted at demand "
+			    "%.2f CPUs (share %.2f)", o->reason ==
+			    POLICY_R_MODE_OFF ? "mode off" :
+			    "no agent following", o->vcpus, p->counted,
+			    p->fair);
 		break;
 	case POLICY_R_UNMEASURED:
 		snprintf(s, len, "no sample yet: keeps its %u vCPUs, counted "
@@ -1173,6 +1273,12 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 	if (o->reason == POLICY_R_NO_CONTENTION && p->idle_floor && off < len)
 		snprintf(s + off, len - off, "; idle, counted at %.2f CPUs",
 		    p->claim);
+	off = strlen(s);
+	if (p->kind == PVM_AUTO && d->contended && d->nrogue > 0 && off < len)
+		snprintf(s + off, len - off, "; %u VM%s without an agent "
+		    "count%s %.2f CPUs at %s share", d->nrogue,
+		    d->nrogue == 1 ? "" : "s", d->nrogue == 1 ? "s" : "",
+		    d->rogue_cpus, d->nrogue == 1 ? "its" : "their");
 	off = strlen(s);
 	if (p->hint_raised && off < len)
 		snprintf(s + off, len - off, "; hint %.0f runnable raised "
@@ -1338,6 +1444,25 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 				total += extra;
 			}
 		}
+		/*
+		 * A saturated VM whose growth the dead band held grows all
+		 * the same where the capacity has room as the others stand:
+		 * holding it would leave that room idle.
+		 */
+		for (j = 0; j < d->nvm; j++) {
+			struct pvm	*p = &pv[di[j]];
+			double		 extra;
+
+			if (p->kind != PVM_AUTO || p->db_grow == 0)
+				continue;
+			extra = policy_cost(p, p->db_grow) -
+			    policy_cost(p, p->k);
+			if (policy_fits(total, extra, d->free)) {
+				p->k = p->db_grow;
+				p->reason = POLICY_R_GROW;
+				total += extra;
+			}
+		}
 		for (j = 0; j < d->nvm; j++) {
 			struct pvm	*p = &pv[di[j]];
 
@@ -1407,7 +1532,12 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 			o->share = p->counted;
 			p->claim = p->counted;
 		}
-		o->fair = o->share;
+		if (p->kind == PVM_AUTO)
+			o->fair = d->contended ? p->share : p->cum[p->nusable];
+		else if (p->kind == PVM_UNSTEERED || p->kind == PVM_OFF)
+			o->fair = p->fair;
+		else
+			o->fair = p->counted;
 		o->reason = p->reason;
 		o->domain = p->domain;
 		o->capacity = d->capacity;

@@ -121,7 +121,7 @@ struct policy_decision {
 	unsigned int	vcpus;		/* count of preferred */
 	bool		changed;	/* differs from the state's previous set */
 	enum policy_reason reason;
-	char		why[192];	/* one line for logs and explain */
+	char		why[256];	/* one line for logs and explain */
 	/* Inputs and intermediate figures. */
 	unsigned int	domain;		/* contention domain index */
 	double		capacity;	/* of its contention domain, CPUs */
