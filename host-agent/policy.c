@@ -105,6 +105,7 @@ struct pvm {
 	double		counted;	/* CPUs taken out of C when not steered */
 	double		fair;		/* weighted fair share of C, CPUs */
 	double		util;		/* busy share of its vCPUs, see use() */
+	double		use;		/* run + delay this period, CPUs */
 	bool		at_share;	/* not steered, counted below its demand */
 	double		frac;		/* share beyond base_k, in next core */
 	bool		saturated;
@@ -539,6 +540,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	    (p->cur_vcpus < p->nonline && !vm->unmeasured &&
 	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS);
 	p->util = 1;
+	p->use = vm->unmeasured ? 0 : sample;
 	if (p->cur_vcpus < p->nonline && !vm->unmeasured &&
 	    sample < p->cur_vcpus)
 		p->util = sample / p->cur_vcpus < POLICY_UTIL_MIN ?
@@ -1006,10 +1008,12 @@ policy_decide_domain(const struct policy_config *cfg,
 		d->free = 0;
 
 	/*
-	 * Hints may raise a claim up to the share the VM would get if it
-	 * claimed all its vCPUs, computed without hints: a guest that
-	 * claims more runnable tasks than it has gets no more than a busy
-	 * honest one.
+	 * Hints may raise a claim only where the host's own figures back
+	 * them: the VM keeps its preferred vCPUs busy (run + delay), so its
+	 * demand may be hidden by its confinement.  Then up to the share it
+	 * would get if it claimed all its vCPUs, computed without hints: a
+	 * guest that claims more runnable tasks than it has gets no more
+	 * than a busy honest one, and an idle one gets nothing.
 	 */
 	if (hinted) {
 		for (j = 0, na = 0; j < d->nvm; j++) {
@@ -1028,6 +1032,8 @@ policy_decide_domain(const struct policy_config *cfg,
 			if (p->kind != PVM_AUTO)
 				continue;
 			p->entitle = it[na++].out;
+			if (p->use < POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
+				continue;
 			if (h > p->entitle)
 				h = p->entitle;
 			if (h > p->claim + POLICY_EPS) {

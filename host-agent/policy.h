@@ -85,7 +85,15 @@ struct policy_vm {
 	bool		unmeasured;
 	double		run_cpus;	/* vCPU run time last period, CPUs */
 	double		delay_cpus;	/* vCPU run-queue delay last period, CPUs */
-	/* Guest hint: runnable tasks it reports; < 0 when none. */
+	/*
+	 * Guest hint: runnable tasks it reports; < 0 when none.  Untrusted:
+	 * it raises the VM's claim only while the host sees the VM keep at
+	 * least 75% of its preferred vCPUs busy (run + delay, so its demand
+	 * may be hidden by its confinement), and then at most to the share
+	 * it would get by claiming all its vCPUs.  An idle guest that
+	 * claims runnable tasks gets nothing; a busy one that lies gets no
+	 * more than a busy honest one.
+	 */
 	double		hint_runnable;
 	struct policy_state *state;
 };
