@@ -41,6 +41,7 @@ struct hconf {
 	unsigned int	dwell_ms;
 	unsigned int	shrink_after;
 	double		saturation;
+	unsigned int	enforce;	/* enum polmeta_enforce */
 	/* [http]: the API, metrics and dashboard (http.h) */
 	struct http_conf http;
 	/* [channel]: the host-guest channels (channel.h) */

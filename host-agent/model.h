@@ -38,10 +38,13 @@
 
 #include "cpuset.h"
 #include "policy.h"
+#include "polmeta.h"
 #include "proto.h"
 
 #define VM_UUID_LEN	37	/* 36 characters and NUL */
 #define VM_NAME_LEN	128	/* copies of names in history and logs */
+
+struct vm;
 
 /* What libvirt's live XML says about a domain (filled by domxml.c). */
 struct vm_info {
@@ -69,13 +72,12 @@ struct vm_info {
 struct vm_meta {
 	bool		 present;	/* a <policy> element was found */
 	bool		 valid;		/* false: a bad value; defaults in force */
-	enum policy_mode mode;
-	unsigned int	 weight;	/* 0: from the VM's CPU shares */
-	unsigned int	 min_cores;	/* 0: none */
-	unsigned int	 max_cores;	/* 0: none */
-	struct cpuset	 cpus;		/* for mode fixed */
+	struct polmeta	 pol;		/* as set; all absent unless valid */
 	char		 error[192];	/* why it is not valid, "" if it is */
 };
+
+/* The VM's policy in force: its metadata's when valid, else NULL (defaults). */
+const struct polmeta *vm_policy(const struct vm *);
 
 enum vm_tid_source {
 	VM_TID_NONE,		/* not found (yet): the VM is not sampled */
@@ -268,6 +270,8 @@ struct host_params {
 	 */
 	unsigned int	 history_full;
 	unsigned int	 decisions;	/* decision events kept, >= 1 */
+	/* Enforcement of a VM whose metadata does not say (hostd.conf). */
+	enum polmeta_enforce enforce;
 	struct policy_config policy;
 };
 
