@@ -171,6 +171,24 @@ api_policy_write(struct jw *w, const struct api_vm *vm)
 	jw_obj_end(w);
 }
 
+/* enforce=cap: the cap on the VM's vCPUs through libvirt, or null. */
+static void
+api_cap_write(struct jw *w, const struct api_vm *vm)
+{
+	if (!vm->cap.active && vm->cap.error[0] == '\0') {
+		jw_null(w, "cap");
+		return;
+	}
+	jw_obj(w, "cap");
+	jw_bool(w, "active", vm->cap.active);
+	jw_dbl(w, "cpus", vm->cap.cpus);
+	jw_u64(w, "vcpu_period", vm->cap.period_us);
+	jw_u64(w, "vcpu_quota", vm->cap.active ?
+	    (uint64_t)vm->cap.quota_us : 0);
+	jw_str(w, "error", vm->cap.error[0] ? vm->cap.error : NULL);
+	jw_obj_end(w);
+}
+
 static void
 api_decision_write(struct jw *w, const struct api_vm *vm)
 {
@@ -192,6 +210,7 @@ api_decision_write(struct jw *w, const struct api_vm *vm)
 	jw_dbl(w, "demand", d->demand);
 	jw_dbl(w, "claim", d->claim);
 	jw_dbl(w, "share", d->share);
+	jw_dbl(w, "fair", d->fair);
 	jw_bool(w, "saturated", d->saturated);
 	jw_bool(w, "contended", d->contended);
 	jw_u64(w, "decisions", vm->decisions);
@@ -209,6 +228,7 @@ api_vm_write(struct jw *w, const struct api_vm *vm, const struct api_host *h)
 	jw_u64(w, "cores", vm->cores);
 	jw_bool(w, "paused", vm->paused);
 	api_policy_write(w, vm);
+	api_cap_write(w, vm);
 
 	jw_obj(w, "target");
 	jw_cpuset(w, "preferred", &vm->target);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "model.h"
 #include "policy.h"
 #include "polmeta.h"
 
@@ -76,6 +77,7 @@ struct api_vm {
 	struct cpuset	fixed;		/* mode fixed: the vCPUs */
 	enum polmeta_enforce enforce;
 	char		policy_error[API_TEXT_MAX];	/* bad metadata, or "" */
+	struct vm_cap	cap;		/* enforce=cap: the cap set now */
 	/* Target and what the guest applied. */
 	struct cpuset	target;
 	uint64_t	target_seq;

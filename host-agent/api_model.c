@@ -62,6 +62,7 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
 	if (a->mode == POLICY_MODE_FIXED)
 		a->fixed = pol->cpus;
 	a->enforce = polmeta_enforce(pol, host_params(h)->enforce);
+	a->cap = vm->cap;
 	if (m->present && !m->valid)
 		api_copy(a->policy_error, sizeof a->policy_error, m->error);
 

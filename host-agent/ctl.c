@@ -462,13 +462,23 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	    ctl_str(o, "name", b1, sizeof b1), ctl_str(o, "uuid", b2, sizeof b2),
 	    ctl_num(o, "vcpus"), ctl_num(o, "cores"));
 	printf("policy: mode %s, weight %.0f, min-cores %.0f, max-cores %.0f,"
-	    " cpus %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
+	    " cpus %s, enforce %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
 	    ctl_num(o, "policy.weight"), ctl_num(o, "policy.min_cores"),
 	    ctl_num(o, "policy.max_cores"),
-	    ctl_str(o, "policy.cpus", b2, sizeof b2));
+	    ctl_str(o, "policy.cpus", b2, sizeof b2),
+	    ctl_str(o, "policy.enforce", b3, sizeof b3));
 	if (ctl_at(o, "policy.error") != NULL)
 		printf("policy error: %s\n",
 		    ctl_str(o, "policy.error", b1, sizeof b1));
+	if (ctl_at(o, "cap") != NULL)
+		printf("cap: %s%.2f CPUs (vcpu_quota %.0f of vcpu_period %.0f us"
+		    " per vCPU)%s%s\n", ctl_at(o, "cap.active") != NULL &&
+		    json_object_get_boolean(ctl_at(o, "cap.active")) ? "" :
+		    "not set; wanted ", ctl_num(o, "cap.cpus"),
+		    ctl_num(o, "cap.vcpu_quota"), ctl_num(o, "cap.vcpu_period"),
+		    ctl_at(o, "cap.error") ? ", error: " : "",
+		    ctl_at(o, "cap.error") ? ctl_str(o, "cap.error", b4,
+		    sizeof b4) : "");
 	printf("target: %s (seq %.0f)\n", ctl_num(o, "target.vcpus") > 0 ?
 	    ctl_str(o, "target.preferred", b1, sizeof b1) : "none sent",
 	    ctl_num(o, "target.seq"));

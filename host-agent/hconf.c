@@ -41,6 +41,8 @@ const struct conf_opt hconf_table[] = {
 	    "Where the cgroup hierarchy is mounted (the machine slice cpuset, v1 or v2)."),
 	HSTR("run-root", run_root, "/run",
 	    "Runtime directory holding libvirt/qemu status XML and pid files."),
+	HSTR("state-dir", state_dir, "/run/prefcpu",
+	    "The daemon's own runtime directory: the vCPU caps it set (enforce=cap), to lift them after a crash."),
 	HUINT("history", history, "3600", 1, 86400,
 	    "Periods of history kept in memory."),
 	HUINT("history-full", history_full, "600", 1, 86400,

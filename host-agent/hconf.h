@@ -26,6 +26,7 @@ struct hconf {
 	char		sys_root[CONF_STRLEN];
 	char		cgroup_root[CONF_STRLEN];
 	char		run_root[CONF_STRLEN];
+	char		state_dir[CONF_STRLEN];
 	unsigned int	history;
 	unsigned int	history_full;
 	unsigned int	decision_log;

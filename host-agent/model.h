@@ -16,6 +16,7 @@
  *                        the pipeline (host_period() in model.c).
  *   vm->chan             the channel module (one connection per VM).  The
  *                        pipeline reads chan.following and chan.hint_*.
+ *   vm->cap              the enforcement (vcap.c), after each period.
  *   the HTTP API, metrics and dashboard read everything, write nothing.
  *
  * The per-period pipeline never calls libvirt:
@@ -148,6 +149,15 @@ struct vm_chan {
 	uint64_t	 err_protocol;	/* well-formed but out of place */
 };
 
+/* The cap on a VM's vCPUs (written by vcap.c; enforce=cap). */
+struct vm_cap {
+	bool		 active;	/* set through libvirt now */
+	double		 cpus;		/* the share it stands for */
+	unsigned long long period_us;	/* the VM's vcpu_period */
+	long long	 quota_us;	/* vcpu_quota, per vCPU */
+	char		 error[128];	/* the last failure, "" if none */
+};
+
 struct vm {
 	struct vm_info	 info;
 	struct vm_meta	 meta;
@@ -161,6 +171,7 @@ struct vm {
 	bool		 decided;	/* decision holds this VM's last one */
 	struct policy_decision decision;
 	struct vm_chan	 chan;
+	struct vm_cap	 cap;
 	uint32_t	 hist_id;	/* model: name table entry + 1, 0 none */
 	uint64_t	 added_ms;	/* monotonic */
 	TAILQ_ENTRY(vm)	 entry;
