@@ -307,8 +307,15 @@ vcap_apply(struct vcap *c, struct vcap_ent *e, virConnectPtr conn,
 		    e->want_cpus, q, period);
 	e->set_quota = q;
 out:
-	if (err[0] != '\0')
-		log_warnx("domain %s: vCPU cap: %s", name, err);
+	if (err[0] != '\0') {
+		struct vm *vm = host_vm_find(c->host, e->uuid);
+
+		/* Tried again next period; logged once per distinct cause. */
+		if (vm == NULL || strcmp(vm->cap.error, err) != 0)
+			log_warnx("domain %s: vCPU cap: %s", name, err);
+		if (e->set_quota == 0)
+			e->want_cpus = 0;
+	}
 	virDomainFree(dom);
 	vcap_show(c, e, err);
 	return done;
