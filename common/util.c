@@ -410,3 +410,36 @@ err_set(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 }
+
+/* Scan JSON text for what json-c's strict mode lets through (util.h). */
+size_t
+json_prescan(const char *s, size_t len, const char **why)
+{
+	bool	instr = false, esc = false;
+	size_t	i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (!instr) {
+			if (c == '\'') {
+				*why = "single-quoted string";
+				return i;
+			}
+			if (c == '"')
+				instr = true;
+			continue;
+		}
+		if (c < 0x20) {
+			*why = "control character in a string";
+			return i;
+		}
+		if (esc)
+			esc = false;
+		else if (c == '\\')
+			esc = true;
+		else if (c == '"')
+			instr = false;
+	}
+	return len;
+}

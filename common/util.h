@@ -49,6 +49,13 @@ char	*str_rstrip(char *s);
  * U+10FFFF are invalid, as RFC 3629 says.
  */
 size_t	utf8_len(const unsigned char *s, size_t n);
+/*
+ * Reject what json-c's strict mode still lets through: single-quoted
+ * strings (json-c takes them as keys) and raw control bytes inside
+ * strings.  Returns the offset of the first offending byte or len, and
+ * the reason in why.
+ */
+size_t	json_prescan(const char *s, size_t len, const char **why);
 /* Write a cause into the caller's err[errlen]; NULL or 0 writes nothing. */
 void	err_set(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -20,12 +20,6 @@ static const char *const api_agent_names[] = {
 	[API_AGENT_FAILING] = "failing",
 };
 
-static const char *const api_mode_names[] = {
-	[POLICY_MODE_AUTO] = "auto",
-	[POLICY_MODE_OFF] = "off",
-	[POLICY_MODE_FIXED] = "fixed",
-};
-
 void
 api_snapshot_init(struct api_snapshot *s)
 {
@@ -84,26 +78,6 @@ api_agent_state_name(enum api_agent_state st)
 	return api_agent_names[st];
 }
 
-const char *
-api_mode_name(enum policy_mode m)
-{
-	if ((size_t)m >= nitems(api_mode_names))
-		return "unknown";
-	return api_mode_names[m];
-}
-
-int
-api_mode_parse(const char *s)
-{
-	size_t	i;
-
-	for (i = 0; i < nitems(api_mode_names); i++) {
-		if (strcmp(s, api_mode_names[i]) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
 double
 api_vm_delay_pct(const struct api_vm *vm)
 {
@@ -155,35 +129,63 @@ api_json_host(const struct api_snapshot *s, size_t *len)
 	return jw_finish(&w, len);
 }
 
+/* What the libvirt metadata sets, field by field from polmeta's table. */
+static void
+api_metadata_write(struct jw *w, const struct polmeta *p)
+{
+	char	*v;
+	int	 f;
+
+	jw_obj(w, "metadata");
+	for (f = 0; f < PM_NFIELDS; f++) {
+		if (!p->has[f])
+			continue;
+		if (polmeta_fields[f].type == PMT_UINT) {
+			jw_u64(w, polmeta_fields[f].json, p->val[f]);
+			continue;
+		}
+		v = polmeta_value(p, (enum polmeta_field)f);
+		jw_str(w, polmeta_fields[f].json, v);
+		free(v);
+	}
+	jw_obj_end(w);
+}
+
 static void
 api_policy_write(struct jw *w, const struct api_vm *vm)
 {
 	jw_obj(w, "policy");
-	jw_str(w, "mode", api_mode_name(vm->mode));
+	jw_str(w, "mode", polmeta_mode_name(vm->mode));
 	jw_u64(w, "weight", vm->weight);
 	jw_u64(w, "min_cores", vm->min_cores);
 	jw_u64(w, "max_cores", vm->max_cores);
-	if (vm->mode == POLICY_MODE_FIXED || vm->has_cpus)
+	if (vm->mode == POLICY_MODE_FIXED)
 		jw_cpuset(w, "cpus", &vm->fixed);
 	else
 		jw_null(w, "cpus");
+	jw_str(w, "enforce", polmeta_enforce_name(vm->enforce));
 	jw_u64(w, "cpu_shares", vm->cpu_shares);
-	/*
-	 * What the libvirt metadata sets, apart from defaults: prefcpuctl
-	 * merges a change into it so that unnamed attributes stay.
-	 */
-	jw_obj(w, "metadata");
-	jw_str(w, "mode", api_mode_name(vm->mode));
-	if (vm->has_weight)
-		jw_u64(w, "weight", vm->weight);
-	if (vm->has_min_cores)
-		jw_u64(w, "min_cores", vm->min_cores);
-	if (vm->has_max_cores)
-		jw_u64(w, "max_cores", vm->max_cores);
-	if (vm->has_cpus)
-		jw_cpuset(w, "cpus", &vm->fixed);
-	jw_obj_end(w);
+	/* prefcpuctl merges a change into it so that unnamed attributes stay. */
+	api_metadata_write(w, &vm->meta);
 	jw_str(w, "error", vm->policy_error[0] ? vm->policy_error : NULL);
+	jw_obj_end(w);
+}
+
+/* enforce=cap: the cap on the VM's vCPUs through libvirt, or null. */
+static void
+api_cap_write(struct jw *w, const struct api_vm *vm)
+{
+	if (!vm->cap.active && vm->cap.error[0] == '\0') {
+		jw_null(w, "cap");
+		return;
+	}
+	jw_obj(w, "cap");
+	jw_bool(w, "active", vm->cap.active);
+	jw_dbl(w, "cpus", vm->cap.cpus);
+	jw_u64(w, "vcpu_period", vm->cap.period_us);
+	jw_u64(w, "vcpu_quota", vm->cap.active ?
+	    (uint64_t)vm->cap.quota_us : 0);
+	jw_str(w, "error", vm->cap.error[0] ? vm->cap.error : NULL);
 	jw_obj_end(w);
 }
 
@@ -208,6 +210,7 @@ api_decision_write(struct jw *w, const struct api_vm *vm)
 	jw_dbl(w, "demand", d->demand);
 	jw_dbl(w, "claim", d->claim);
 	jw_dbl(w, "share", d->share);
+	jw_dbl(w, "fair", d->fair);
 	jw_bool(w, "saturated", d->saturated);
 	jw_bool(w, "contended", d->contended);
 	jw_u64(w, "decisions", vm->decisions);
@@ -225,6 +228,7 @@ api_vm_write(struct jw *w, const struct api_vm *vm, const struct api_host *h)
 	jw_u64(w, "cores", vm->cores);
 	jw_bool(w, "paused", vm->paused);
 	api_policy_write(w, vm);
+	api_cap_write(w, vm);
 
 	jw_obj(w, "target");
 	jw_cpuset(w, "preferred", &vm->target);

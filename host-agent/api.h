@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "model.h"
 #include "policy.h"
+#include "polmeta.h"
 
 struct host;
 
@@ -66,13 +68,16 @@ struct api_vm {
 	unsigned int	cpu_shares;
 	bool		paused;
 	bool		steerable;	/* counted as following by the policy */
-	/* Policy from libvirt metadata; has_* false when not set there. */
+	/* The libvirt metadata as set (nothing when absent or invalid). */
+	struct polmeta	meta;
+	/* The policy in force: the metadata's, else the defaults. */
 	enum policy_mode mode;
-	bool		has_weight, has_min_cores, has_max_cores, has_cpus;
-	unsigned int	weight;		/* effective */
+	unsigned int	weight;
 	unsigned int	min_cores, max_cores;
-	struct cpuset	fixed;
+	struct cpuset	fixed;		/* mode fixed: the vCPUs */
+	enum polmeta_enforce enforce;
 	char		policy_error[API_TEXT_MAX];	/* bad metadata, or "" */
+	struct vm_cap	cap;		/* enforce=cap: the cap set now */
 	/* Target and what the guest applied. */
 	struct cpuset	target;
 	uint64_t	target_seq;
@@ -117,9 +122,6 @@ const struct api_vm *api_snapshot_find(const struct api_snapshot *,
 	    const char *name_or_uuid);
 
 const char *api_agent_state_name(enum api_agent_state);
-const char *api_mode_name(enum policy_mode);
-/* -1 if unknown. */
-int	api_mode_parse(const char *);
 /* Run delay of a VM last period in percent of its vCPUs' time. */
 double	api_vm_delay_pct(const struct api_vm *);
 

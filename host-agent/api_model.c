@@ -5,11 +5,8 @@
 #include <unistd.h>
 
 #include "api.h"
-#include "api_policy.h"
 #include "model.h"
 #include "util.h"
-
-#define API_DEFAULT_WEIGHT	1024	/* as the model: cgroup v1 shares */
 
 /* Copy a string, cutting it to fit. */
 static void
@@ -41,8 +38,8 @@ static void
 api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
 {
 	const struct vm_meta	*m = &vm->meta;
+	const struct polmeta	*pol = vm_policy(vm);
 	const struct vm_chan	*c = &vm->chan;
-	bool			 ok = m->present && m->valid;
 	unsigned int		 i;
 
 	snprintf(a->name, sizeof a->name, "%s", vm->info.name ?
@@ -54,19 +51,18 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
 	a->paused = vm->info.paused;
 	a->steerable = host_params(h)->observe || c->following;
 
-	a->mode = ok ? m->mode : POLICY_MODE_AUTO;
-	a->has_weight = ok && m->weight > 0;
-	a->has_min_cores = ok && m->min_cores > 0;
-	a->has_max_cores = ok && m->max_cores > 0;
-	a->has_cpus = ok && m->mode == POLICY_MODE_FIXED;
-	a->weight = a->has_weight ? m->weight :
-	    vm->info.shares ? vm->info.shares : API_DEFAULT_WEIGHT;
-	if (a->weight > API_POLICY_WEIGHT_MAX)
-		a->weight = API_POLICY_WEIGHT_MAX;
-	a->min_cores = a->has_min_cores ? m->min_cores : 0;
-	a->max_cores = a->has_max_cores ? m->max_cores : 0;
-	if (a->has_cpus)
-		a->fixed = m->cpus;
+	if (pol != NULL)
+		a->meta = *pol;
+	else
+		polmeta_init(&a->meta);
+	a->mode = polmeta_mode(pol);
+	a->weight = polmeta_weight(pol, vm->info.shares);
+	a->min_cores = polmeta_min_cores(pol);
+	a->max_cores = polmeta_max_cores(pol);
+	if (a->mode == POLICY_MODE_FIXED)
+		a->fixed = pol->cpus;
+	a->enforce = polmeta_enforce(pol, host_params(h)->enforce);
+	a->cap = vm->cap;
 	if (m->present && !m->valid)
 		api_copy(a->policy_error, sizeof a->policy_error, m->error);
 

@@ -21,7 +21,7 @@
 #include <json-c/json.h>
 
 #include "api.h"
-#include "api_policy.h"
+#include "polmeta.h"
 #include "log.h"
 #include "util.h"
 
@@ -70,7 +70,8 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    "A VM's policy, target, what the guest applied, agent, and the"
 	    " inputs and reason of the last decision.", ctl_explain },
 	{ "policy", "DOMAIN [--mode auto|off|fixed] [--weight N]"
-	    " [--min-cores N] [--max-cores N] [--cpus LIST] [--dry-run]",
+	    " [--min-cores N] [--max-cores N] [--cpus LIST]"
+	    " [--enforce cap|none] [--dry-run]",
 	    "Change a VM's policy in its libvirt metadata, live and"
 	    " persistent; --dry-run prints the equivalent virsh command.",
 	    ctl_policy },
@@ -461,13 +462,23 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	    ctl_str(o, "name", b1, sizeof b1), ctl_str(o, "uuid", b2, sizeof b2),
 	    ctl_num(o, "vcpus"), ctl_num(o, "cores"));
 	printf("policy: mode %s, weight %.0f, min-cores %.0f, max-cores %.0f,"
-	    " cpus %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
+	    " cpus %s, enforce %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
 	    ctl_num(o, "policy.weight"), ctl_num(o, "policy.min_cores"),
 	    ctl_num(o, "policy.max_cores"),
-	    ctl_str(o, "policy.cpus", b2, sizeof b2));
+	    ctl_str(o, "policy.cpus", b2, sizeof b2),
+	    ctl_str(o, "policy.enforce", b3, sizeof b3));
 	if (ctl_at(o, "policy.error") != NULL)
 		printf("policy error: %s\n",
 		    ctl_str(o, "policy.error", b1, sizeof b1));
+	if (ctl_at(o, "cap") != NULL)
+		printf("cap: %s%.2f CPUs (vcpu_quota %.0f of vcpu_period %.0f us"
+		    " per vCPU)%s%s\n", ctl_at(o, "cap.active") != NULL &&
+		    json_object_get_boolean(ctl_at(o, "cap.active")) ? "" :
+		    "not set; wanted ", ctl_num(o, "cap.cpus"),
+		    ctl_num(o, "cap.vcpu_quota"), ctl_num(o, "cap.vcpu_period"),
+		    ctl_at(o, "cap.error") ? ", error: " : "",
+		    ctl_at(o, "cap.error") ? ctl_str(o, "cap.error", b4,
+		    sizeof b4) : "");
 	printf("target: %s (seq %.0f)\n", ctl_num(o, "target.vcpus") > 0 ?
 	    ctl_str(o, "target.preferred", b1, sizeof b1) : "none sent",
 	    ctl_num(o, "target.seq"));
@@ -507,49 +518,22 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	return CTL_OK;
 }
 
-/* The metadata the daemon knows of, as the base a change merges into. */
-static void
-ctl_policy_current(struct json_object *md, struct api_policy *p)
-{
-	struct json_object	*v;
-	int			 m;
-	char			 err[128];
-
-	if (json_object_object_get_ex(md, "mode", &v) &&
-	    (m = api_mode_parse(json_object_get_string(v))) >= 0) {
-		p->has_mode = true;
-		p->mode = (enum policy_mode)m;
-	}
-	if (json_object_object_get_ex(md, "weight", &v)) {
-		p->has_weight = true;
-		p->weight = (unsigned int)json_object_get_int(v);
-	}
-	if (json_object_object_get_ex(md, "min_cores", &v)) {
-		p->has_min_cores = true;
-		p->min_cores = (unsigned int)json_object_get_int(v);
-	}
-	if (json_object_object_get_ex(md, "max_cores", &v)) {
-		p->has_max_cores = true;
-		p->max_cores = (unsigned int)json_object_get_int(v);
-	}
-	if (json_object_object_get_ex(md, "cpus", &v) &&
-	    cpuset_parse(&p->cpus, json_object_get_string(v), err,
-	    sizeof err) == 0)
-		p->has_cpus = true;
-}
-
+/*
+ * The metadata the daemon knows of, as the base a change merges into,
+ * through the same decoder and validator as the API's body.
+ */
 static int
-ctl_policy_uint(const char *opt, const char *arg, uint64_t max,
-    unsigned int *out)
+ctl_policy_current(struct json_object *md, struct polmeta *p)
 {
-	uint64_t	v;
+	const char	*text = json_object_to_json_string_ext(md,
+			    JSON_C_TO_STRING_PLAIN);
+	char		 err[256];
 
-	if (parse_uint(arg, 0, max, &v) != 0) {
-		fprintf(stderr, "prefcpuctl: --%s: expected 0..%llu\n", opt,
-		    (unsigned long long)max);
+	if (polmeta_from_json(text, strlen(text), p, err, sizeof err) != 0) {
+		fprintf(stderr, "prefcpuctl: the daemon's current policy does"
+		    " not decode: %s\n", err);
 		return -1;
 	}
-	*out = (unsigned int)v;
 	return 0;
 }
 
@@ -570,69 +554,35 @@ ctl_shell_quote(FILE *f, const char *s)
 static int
 ctl_policy(struct ctl *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "mode", required_argument, NULL, 'm' },
-		{ "weight", required_argument, NULL, 'w' },
-		{ "min-cores", required_argument, NULL, 'n' },
-		{ "max-cores", required_argument, NULL, 'x' },
-		{ "cpus", required_argument, NULL, 'c' },
-		{ "dry-run", no_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct api_policy	 set, p;
+	/* One option per policy field (its metadata attribute), and --dry-run. */
+	struct option		 opts[PM_NFIELDS + 2];
+	struct polmeta		 set, p;
 	struct json_object	*o = NULL, *md;
 	const char		*domain;
 	char			 err[256], *path, *body, *xml;
 	bool			 dry = false;
-	int			 ch, m, rc, status;
+	int			 ch, f, rc, status;
 
-	memset(&set, 0, sizeof set);
+	memset(opts, 0, sizeof opts);
+	for (f = 0; f < PM_NFIELDS; f++) {
+		opts[f].name = polmeta_fields[f].attr;
+		opts[f].has_arg = required_argument;
+		opts[f].val = f;
+	}
+	opts[PM_NFIELDS].name = "dry-run";
+	opts[PM_NFIELDS].val = PM_NFIELDS;
+	polmeta_init(&set);
 	/* 0: a full restart of getopt, which permutes DOMAIN past options. */
 	optind = 0;
 	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'm':
-			if ((m = api_mode_parse(optarg)) < 0) {
-				fprintf(stderr, "prefcpuctl: --mode: auto, off"
-				    " or fixed\n");
-				return CTL_USAGE;
-			}
-			set.has_mode = true;
-			set.mode = (enum policy_mode)m;
-			break;
-		case 'w':
-			if (ctl_policy_uint("weight", optarg,
-			    API_POLICY_WEIGHT_MAX, &set.weight) != 0 ||
-			    set.weight == 0)
-				return CTL_USAGE;
-			set.has_weight = true;
-			break;
-		case 'n':
-			if (ctl_policy_uint("min-cores", optarg,
-			    API_POLICY_CORES_MAX, &set.min_cores) != 0)
-				return CTL_USAGE;
-			set.has_min_cores = true;
-			break;
-		case 'x':
-			if (ctl_policy_uint("max-cores", optarg,
-			    API_POLICY_CORES_MAX, &set.max_cores) != 0)
-				return CTL_USAGE;
-			set.has_max_cores = true;
-			break;
-		case 'c':
-			if (cpuset_parse(&set.cpus, optarg, err,
-			    sizeof err) != 0) {
-				fprintf(stderr, "prefcpuctl: --cpus: %s\n",
-				    err);
-				return CTL_USAGE;
-			}
-			set.has_cpus = true;
-			break;
-		case 'd':
+		if (ch == PM_NFIELDS)
 			dry = true;
-			break;
-		default:
+		else if (ch < 0 || ch > PM_NFIELDS) {
 			ctl_usage(stderr);
+			return CTL_USAGE;
+		} else if (polmeta_set_text(&set, (enum polmeta_field)ch,
+		    optarg, PMN_ATTR, err, sizeof err) != 0) {
+			fprintf(stderr, "prefcpuctl: --%s\n", err);
 			return CTL_USAGE;
 		}
 	}
@@ -643,56 +593,37 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 	domain = argv[optind];
 
 	/* Merge into what is set now, so unnamed attributes stay. */
-	memset(&p, 0, sizeof p);
+	polmeta_init(&p);
 	path = ctl_domain_path(c, domain, "");
 	status = ctl_request(c, "GET", path, NULL, &o);
 	free(path);
-	if (status == 200 && (md = ctl_at(o, "policy.metadata")) != NULL)
-		ctl_policy_current(md, &p);
-	else if (!dry) {
+	if (status == 200 && (md = ctl_at(o, "policy.metadata")) != NULL) {
+		if (ctl_policy_current(md, &p) != 0) {
+			json_object_put(o);
+			return CTL_FAIL;
+		}
+	} else if (!dry) {
 		rc = ctl_check(status, o);
 		json_object_put(o);
 		return rc;
 	}
 	json_object_put(o);
-	if (set.has_mode) {
-		p.has_mode = true;
-		p.mode = set.mode;
-		if (set.mode != POLICY_MODE_FIXED)
-			p.has_cpus = false;
-	}
-	if (set.has_weight) {
-		p.has_weight = true;
-		p.weight = set.weight;
-	}
-	if (set.has_min_cores) {
-		p.has_min_cores = true;
-		p.min_cores = set.min_cores;
-	}
-	if (set.has_max_cores) {
-		p.has_max_cores = true;
-		p.max_cores = set.max_cores;
-	}
-	if (set.has_cpus) {
-		p.has_cpus = true;
-		p.cpus = set.cpus;
-	}
-	if (api_policy_check(&p, err, sizeof err) != 0) {
+	polmeta_merge(&p, &set);
+	if (polmeta_check(&p, 0, PMN_ATTR, err, sizeof err) != 0) {
 		fprintf(stderr, "prefcpuctl: %s\n", err);
 		return CTL_USAGE;
 	}
 	if (dry) {
-		xml = api_policy_xml(&p);
+		xml = polmeta_xml(&p);
 		fputs("virsh metadata ", stdout);
 		ctl_shell_quote(stdout, domain);
-		printf(" --uri %s --key %s --set ", API_POLICY_NS,
-		    API_POLICY_KEY);
+		printf(" --uri %s --key %s --set ", POLMETA_NS, POLMETA_KEY);
 		ctl_shell_quote(stdout, xml);
 		printf(" --live --config\n");
 		free(xml);
 		return CTL_OK;
 	}
-	body = api_policy_to_json(&p);
+	body = polmeta_to_json(&p);
 	path = ctl_domain_path(c, domain, "/policy");
 	status = ctl_request(c, "PUT", path, body, &o);
 	free(path);

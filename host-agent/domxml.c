@@ -18,7 +18,6 @@
 #include "util.h"
 
 #define MAX_NODES	1024	/* guest NUMA cells */
-#define MAX_WEIGHT	10000
 #define MAX_PID		4194304	/* PID_MAX_LIMIT */
 
 struct domxml_doc {
@@ -56,7 +55,7 @@ domxml_open(struct domxml_doc *d, const char *xml, size_t len, char *err,
 	if (d->ctx == NULL)
 		fatalx("xmlXPathNewContext: out of memory");
 	xmlXPathRegisterNs(d->ctx, (const xmlChar *)"p",
-	    (const xmlChar *)DOMXML_POLICY_NS);
+	    (const xmlChar *)POLMETA_NS);
 	return 0;
 }
 
@@ -415,93 +414,36 @@ fail:
 	return -1;
 }
 
-static const char *const domxml_modes[] = {
-	[POLICY_MODE_AUTO] = "auto",
-	[POLICY_MODE_OFF] = "off",
-	[POLICY_MODE_FIXED] = "fixed",
-};
-
 static void
 domxml_policy_default(struct vm_meta *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->valid = true;
-	m->mode = POLICY_MODE_AUTO;
+	polmeta_init(&m->pol);
 }
 
-/* Validate the attributes of one <policy> element into m; 0 or -1 (m->error). */
+/* Read and check the attributes of one <policy> element; 0 or -1 (m->error). */
 static int
 domxml_policy_attrs(struct domxml_doc *d, xmlNodePtr node, unsigned int nvcpus,
     struct vm_meta *m)
 {
-	char		*s, esc[64], cause[128];
-	uint64_t	 v;
-	unsigned int	 i;
-	int		 rc;
+	char	*s, expr[32];
+	int	 f, rc;
 
-	if ((s = domxml_str(d, node, "@mode")) != NULL) {
-		for (i = 0; i < nitems(domxml_modes); i++) {
-			if (strcmp(s, domxml_modes[i]) == 0)
-				break;
-		}
-		if (i == nitems(domxml_modes)) {
-			snprintf(m->error, sizeof(m->error), "mode: '%s' is not "
-			    "auto, off or fixed", str_escape(esc, sizeof(esc),
-			    s, strlen(s)));
-			free(s);
-			return -1;
-		}
-		m->mode = (enum policy_mode)i;
+	for (f = 0; f < PM_NFIELDS; f++) {
+		snprintf(expr, sizeof(expr), "@%s", polmeta_fields[f].attr);
+		if ((s = domxml_str(d, node, expr)) == NULL)
+			continue;
+		str_rstrip(s);
+		rc = polmeta_set_text(&m->pol, (enum polmeta_field)f,
+		    s + strspn(s, " \t\n"), PMN_ATTR, m->error,
+		    sizeof(m->error));
 		free(s);
-	}
-	rc = domxml_uint(d, node, "@weight", 1, MAX_WEIGHT, &v, cause,
-	    sizeof(cause));
-	if (rc < 0)
-		goto bad_num;
-	m->weight = rc ? (unsigned int)v : 0;
-	rc = domxml_uint(d, node, "@min-cores", 0, DOMXML_MAX_VCPUS, &v,
-	    cause, sizeof(cause));
-	if (rc < 0)
-		goto bad_num;
-	m->min_cores = rc ? (unsigned int)v : 0;
-	rc = domxml_uint(d, node, "@max-cores", 0, DOMXML_MAX_VCPUS, &v,
-	    cause, sizeof(cause));
-	if (rc < 0)
-		goto bad_num;
-	m->max_cores = rc ? (unsigned int)v : 0;
-	if (m->min_cores > 0 && m->max_cores > 0 &&
-	    m->min_cores > m->max_cores) {
-		snprintf(m->error, sizeof(m->error), "min-cores: %u is above "
-		    "max-cores %u", m->min_cores, m->max_cores);
-		return -1;
-	}
-
-	cpuset_zero(&m->cpus);
-	if ((s = domxml_str(d, node, "@cpus")) != NULL) {
-		if (cpuset_parse(&m->cpus, s, cause, sizeof(cause)) != 0) {
-			snprintf(m->error, sizeof(m->error), "cpus: %s", cause);
-			free(s);
+		if (rc != 0)
 			return -1;
-		}
-		free(s);
-		if (cpuset_empty(&m->cpus) || (nvcpus > 0 &&
-		    cpuset_last(&m->cpus) >= (int)nvcpus)) {
-			snprintf(m->error, sizeof(m->error), "cpus: must name "
-			    "vCPUs in 0-%u", nvcpus ? nvcpus - 1 : 0);
-			return -1;
-		}
-	} else if (m->mode == POLICY_MODE_FIXED) {
-		snprintf(m->error, sizeof(m->error), "cpus: required with "
-		    "mode fixed");
-		return -1;
 	}
-	return 0;
-
-bad_num:
-	/* cause reads "@weight: '0' is not ..."; drop the XPath '@'. */
-	snprintf(m->error, sizeof(m->error), "%s", cause[0] == '@' ?
-	    cause + 1 : cause);
-	return -1;
+	return polmeta_check(&m->pol, nvcpus, PMN_ATTR, m->error,
+	    sizeof(m->error));
 }
 
 int
@@ -524,7 +466,7 @@ domxml_policy(const char *xml, size_t len, unsigned int nvcpus,
 	root = xmlDocGetRootElement(d.doc);
 	if (root != NULL && strcmp((const char *)root->name, "policy") == 0 &&
 	    root->ns != NULL && strcmp((const char *)root->ns->href,
-	    DOMXML_POLICY_NS) == 0) {
+	    POLMETA_NS) == 0) {
 		node = root;
 		n = 1;
 		o = NULL;

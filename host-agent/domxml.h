@@ -10,7 +10,6 @@
 
 #include "model.h"
 
-#define DOMXML_POLICY_NS	"http://prefcpu.org/xmlns/policy/1"
 #define DOMXML_MAX_VCPUS	4096
 
 /*

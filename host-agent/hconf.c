@@ -41,6 +41,8 @@ const struct conf_opt hconf_table[] = {
 	    "Where the cgroup hierarchy is mounted (the machine slice cpuset, v1 or v2)."),
 	HSTR("run-root", run_root, "/run",
 	    "Runtime directory holding libvirt/qemu status XML and pid files."),
+	HSTR("state-dir", state_dir, "/run/prefcpu",
+	    "The daemon's own runtime directory: the vCPU caps it set (enforce=cap), to lift them after a crash."),
 	HUINT("history", history, "3600", 1, 86400,
 	    "Periods of history kept in memory."),
 	HUINT("history-full", history_full, "600", 1, 86400,
@@ -69,6 +71,9 @@ const struct conf_opt hconf_table[] = {
 	    "Periods of contention before a VM is shrunk."),
 	PDBL("saturation", saturation, "0.9", 0.1, 1.0,
 	    "Use of the preferred vCPUs at or above which a VM counts as saturated."),
+	OPT("policy", "enforce", CONF_CHOICE, enforce, "none", 0, 0, 0, 0,
+	    polmeta_enforce_names,
+	    "For VMs whose policy does not say: cap (cap a VM that does not follow at its weighted fair share while its domain is contended, through libvirt) or none."),
 	HTTP_CONF_OPTS(struct hconf, http),
 	CHAN_CONF_OPTS(struct hconf, chan),
 };
@@ -142,6 +147,7 @@ hconf_params(const struct hconf *c, struct host_params *p)
 	p->policy.dwell_ms = c->dwell_ms;
 	p->policy.shrink_after = c->shrink_after;
 	p->policy.saturation = c->saturation;
+	p->enforce = (enum polmeta_enforce)c->enforce;
 }
 
 int

@@ -26,6 +26,7 @@ struct hconf {
 	char		sys_root[CONF_STRLEN];
 	char		cgroup_root[CONF_STRLEN];
 	char		run_root[CONF_STRLEN];
+	char		state_dir[CONF_STRLEN];
 	unsigned int	history;
 	unsigned int	history_full;
 	unsigned int	decision_log;
@@ -41,6 +42,7 @@ struct hconf {
 	unsigned int	dwell_ms;
 	unsigned int	shrink_after;
 	double		saturation;
+	unsigned int	enforce;	/* enum polmeta_enforce */
 	/* [http]: the API, metrics and dashboard (http.h) */
 	struct http_conf http;
 	/* [channel]: the host-guest channels (channel.h) */

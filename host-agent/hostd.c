@@ -22,6 +22,7 @@
 #include "model.h"
 #include "sampler.h"
 #include "util.h"
+#include "vcap.h"
 #include "virt.h"
 #include "virtev.h"
 
@@ -40,6 +41,7 @@ struct hostd {
 	struct virt		*virt;
 	struct http_server	*http;		/* API, metrics, dashboard */
 	struct chan_mgr		*chan;		/* host-guest channels */
+	struct vcap		*vcap;		/* caps on non-followers */
 	struct event		*ev_period;
 	/*
 	 * The first period fires after half a period: a baseline sample,
@@ -238,6 +240,7 @@ hostd_period(evutil_socket_t fd, short what, void *arg)
 	sampler_run(d->sampler, d->host, now);
 	cpu1 = hostd_cpu_ns();
 	host_period(d->host, now / 1000000);
+	vcap_period(d->vcap);
 	d->cpu_ns_sample += cpu1 - cpu0;
 	d->cpu_ns_total += hostd_cpu_ns() - cpu0;
 	d->cpu_periods++;
@@ -281,6 +284,7 @@ hostd_reload(struct hostd *d)
 	hconf_params(&c, &hp);
 	host_set_params(d->host, &hp);
 	chan_mgr_set_conf(d->chan, &c.chan, c.period_ms, c.observe);
+	vcap_set_observe(d->vcap, c.observe);
 	http_set_period(d->http, c.period_ms);
 	if (roots) {
 		struct vm *vm;
@@ -389,7 +393,7 @@ main(int argc, char **argv)
 	struct virt_params	 vp;
 	enum hostd_action	 mode;
 	bool			 foreground;
-	char			 err[512];
+	char			 err[512], *path;
 	static const int	 sigs[] = { SIGTERM, SIGINT, SIGHUP };
 	size_t			 i;
 
@@ -443,6 +447,12 @@ main(int argc, char **argv)
 	    d.conf.cgroup_root);
 	hostd_virt_params(&d.conf, &vp);
 	d.virt = virt_new(d.base, d.host, &vp);
+	if (mkdir_p(d.conf.state_dir, 0755) != 0)
+		log_warn("%s: cannot create it; vCPU caps are not recorded",
+		    d.conf.state_dir);
+	xasprintf(&path, "%s/caps", d.conf.state_dir);
+	d.vcap = vcap_new(d.base, d.host, d.virt, path, d.conf.observe);
+	free(path);
 	d.http = http_start(d.base, d.host, d.virt, &d.conf.http,
 	    d.conf.period_ms, err, sizeof(err));
 	if (d.http == NULL)
@@ -471,6 +481,8 @@ main(int argc, char **argv)
 	/* Guests go back to all their CPUs now, not when the lease ends. */
 	chan_mgr_release_all(d.chan, 1000);
 	chan_mgr_free(d.chan);
+	vcap_lift_all(d.vcap);
+	vcap_free(d.vcap);
 	http_stop(d.http);
 	virt_free(d.virt);
 	host_free(d.host);

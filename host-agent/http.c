@@ -33,7 +33,7 @@
 
 #include "api.h"
 #include "api_jw.h"
-#include "api_policy.h"
+#include "polmeta.h"
 #include "http.h"
 #include "http_assets.h"
 #include "http_virt.h"
@@ -355,7 +355,7 @@ http_h_policy(struct http_ctx *c)
 {
 	struct http_server	*srv = c->srv;
 	struct evbuffer		*in = evhttp_request_get_input_buffer(c->req);
-	struct api_policy	 p;
+	struct polmeta		 p;
 	struct jw		 w;
 	char			 err[256], esc[API_NAME_MAX * 4], *text, *body;
 	char			*xml;
@@ -368,7 +368,7 @@ http_h_policy(struct http_ctx *c)
 		http_error(c, 400, "a JSON policy object is needed");
 		return;
 	}
-	if (api_policy_from_json(text, len, &p, err, sizeof err) != 0) {
+	if (polmeta_from_json(text, len, &p, err, sizeof err) != 0) {
 		http_error(c, 400, "bad policy: %s", err);
 		return;
 	}
@@ -377,7 +377,7 @@ http_h_policy(struct http_ctx *c)
 		http_error(c, status, "%s", err);
 		return;
 	}
-	xml = api_policy_xml(&p);
+	xml = polmeta_xml(&p);
 	jw_init(&w);
 	jw_obj(&w, NULL);
 	jw_str(&w, "domain", c->arg);

@@ -12,7 +12,7 @@
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 
-#include "api_policy.h"
+#include "polmeta.h"
 #include "http_virt.h"
 
 static void
@@ -26,7 +26,7 @@ http_virt_error(const char *what, char *err, size_t errlen)
 
 int
 http_virt_set_policy(virConnectPtr conn, const char *domain,
-    const struct api_policy *p, int *status, char *err, size_t errlen)
+    const struct polmeta *p, int *status, char *err, size_t errlen)
 {
 	virDomainPtr	 dom;
 	char		*xml;
@@ -52,9 +52,9 @@ http_virt_set_policy(virConnectPtr conn, const char *domain,
 		flags |= VIR_DOMAIN_AFFECT_CONFIG;
 	if (virDomainIsActive(dom) != 1)
 		flags &= ~(unsigned int)VIR_DOMAIN_AFFECT_LIVE;
-	xml = api_policy_xml(p);
+	xml = polmeta_xml(p);
 	if (virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
-	    API_POLICY_KEY, API_POLICY_NS, flags) != 0)
+	    POLMETA_KEY, POLMETA_NS, flags) != 0)
 		http_virt_error("cannot set the metadata", err, errlen);
 	else
 		rc = 0;

@@ -6,7 +6,7 @@
 
 #include <libvirt/libvirt.h>
 
-#include "api_policy.h"
+#include "polmeta.h"
 
 /*
  * Replace the prefcpu metadata element of a domain (name or UUID), live
@@ -16,6 +16,6 @@
  * failed).
  */
 int	http_virt_set_policy(virConnectPtr, const char *domain,
-	    const struct api_policy *, int *status, char *err, size_t errlen);
+	    const struct polmeta *, int *status, char *err, size_t errlen);
 
 #endif

@@ -12,8 +12,6 @@
 #include "model.h"
 #include "util.h"
 
-#define DEFAULT_WEIGHT	1024	/* cgroup v1 cpu.shares default */
-#define WEIGHT_MAX	10000
 
 TAILQ_HEAD(vm_list, vm);
 
@@ -298,7 +296,7 @@ host_vm_add(struct host *h, const char *uuid, const char *name)
 	vm->info.name = xstrdup(name);
 	vm->info.id = -1;
 	vm->meta.valid = true;
-	vm->meta.mode = POLICY_MODE_AUTO;
+	polmeta_init(&vm->meta.pol);
 	vm->chan.hint_runnable = -1;
 	vm->chan.hint_steal_pct = -1;
 	vm->chan.hint_psi = -1;
@@ -490,18 +488,10 @@ host_periods(const struct host *h)
 	return h->periods;
 }
 
-/* The weight a VM competes with: its metadata, else its CPU shares. */
-static unsigned int
-model_weight(const struct vm *vm)
+const struct polmeta *
+vm_policy(const struct vm *vm)
 {
-	unsigned int	w;
-
-	if (vm->meta.present && vm->meta.valid && vm->meta.weight > 0)
-		return vm->meta.weight;
-	w = vm->info.shares ? vm->info.shares : DEFAULT_WEIGHT;
-	if (w > WEIGHT_MAX)
-		w = WEIGHT_MAX;
-	return w;
+	return vm->meta.present && vm->meta.valid ? &vm->meta.pol : NULL;
 }
 
 /*
@@ -537,8 +527,7 @@ model_vm_pcpus(const struct vm *vm, const struct cpuset *usable,
 static void
 model_fill_input(const struct host *h, struct vm *vm, struct policy_vm *in)
 {
-	const struct vm_meta *m = &vm->meta;
-	bool		 meta_ok = m->present && m->valid;
+	const struct polmeta *pol = vm_policy(vm);
 
 	memset(in, 0, sizeof(*in));
 	in->name = vm->info.name;
@@ -548,12 +537,12 @@ model_fill_input(const struct host *h, struct vm *vm, struct policy_vm *in)
 	in->cores = vm->info.core;
 	in->core_node = vm->info.core_node;
 	model_vm_pcpus(vm, &h->sample.usable, &in->pcpus);
-	in->weight = model_weight(vm);
-	in->mode = meta_ok ? m->mode : POLICY_MODE_AUTO;
-	in->min_cores = meta_ok ? m->min_cores : 0;
-	in->max_cores = meta_ok ? m->max_cores : 0;
-	if (meta_ok && m->mode == POLICY_MODE_FIXED)
-		in->fixed = m->cpus;
+	in->weight = polmeta_weight(pol, vm->info.shares);
+	in->mode = polmeta_mode(pol);
+	in->min_cores = polmeta_min_cores(pol);
+	in->max_cores = polmeta_max_cores(pol);
+	if (in->mode == POLICY_MODE_FIXED)
+		in->fixed = pol->cpus;
 	/*
 	 * In observe mode nothing is sent, so no agent can follow; decide as
 	 * if every VM's agent did, which is what an operator evaluating

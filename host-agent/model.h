@@ -16,6 +16,7 @@
  *                        the pipeline (host_period() in model.c).
  *   vm->chan             the channel module (one connection per VM).  The
  *                        pipeline reads chan.following and chan.hint_*.
+ *   vm->cap              the enforcement (vcap.c), after each period.
  *   the HTTP API, metrics and dashboard read everything, write nothing.
  *
  * The per-period pipeline never calls libvirt:
@@ -38,10 +39,13 @@
 
 #include "cpuset.h"
 #include "policy.h"
+#include "polmeta.h"
 #include "proto.h"
 
 #define VM_UUID_LEN	37	/* 36 characters and NUL */
 #define VM_NAME_LEN	128	/* copies of names in history and logs */
+
+struct vm;
 
 /* What libvirt's live XML says about a domain (filled by domxml.c). */
 struct vm_info {
@@ -69,13 +73,12 @@ struct vm_info {
 struct vm_meta {
 	bool		 present;	/* a <policy> element was found */
 	bool		 valid;		/* false: a bad value; defaults in force */
-	enum policy_mode mode;
-	unsigned int	 weight;	/* 0: from the VM's CPU shares */
-	unsigned int	 min_cores;	/* 0: none */
-	unsigned int	 max_cores;	/* 0: none */
-	struct cpuset	 cpus;		/* for mode fixed */
+	struct polmeta	 pol;		/* as set; all absent unless valid */
 	char		 error[192];	/* why it is not valid, "" if it is */
 };
+
+/* The VM's policy in force: its metadata's when valid, else NULL (defaults). */
+const struct polmeta *vm_policy(const struct vm *);
 
 enum vm_tid_source {
 	VM_TID_NONE,		/* not found (yet): the VM is not sampled */
@@ -146,6 +149,15 @@ struct vm_chan {
 	uint64_t	 err_protocol;	/* well-formed but out of place */
 };
 
+/* The cap on a VM's vCPUs (written by vcap.c; enforce=cap). */
+struct vm_cap {
+	bool		 active;	/* set through libvirt now */
+	double		 cpus;		/* the share it stands for */
+	unsigned long long period_us;	/* the VM's vcpu_period */
+	long long	 quota_us;	/* vcpu_quota, per vCPU */
+	char		 error[128];	/* the last failure, "" if none */
+};
+
 struct vm {
 	struct vm_info	 info;
 	struct vm_meta	 meta;
@@ -159,6 +171,7 @@ struct vm {
 	bool		 decided;	/* decision holds this VM's last one */
 	struct policy_decision decision;
 	struct vm_chan	 chan;
+	struct vm_cap	 cap;
 	uint32_t	 hist_id;	/* model: name table entry + 1, 0 none */
 	uint64_t	 added_ms;	/* monotonic */
 	TAILQ_ENTRY(vm)	 entry;
@@ -268,6 +281,8 @@ struct host_params {
 	 */
 	unsigned int	 history_full;
 	unsigned int	 decisions;	/* decision events kept, >= 1 */
+	/* Enforcement of a VM whose metadata does not say (hostd.conf). */
+	enum polmeta_enforce enforce;
 	struct policy_config policy;
 };
 

@@ -67,7 +67,6 @@
  * shares of zero or less.
  */
 #define POLICY_CAP_FLOOR	0.1
-#define POLICY_WEIGHT_MAX	10000
 #define POLICY_BUSY		0.75
 #define POLICY_UTIL_MIN		0.5
 #define POLICY_NOCPU		UINT_MAX

@@ -17,6 +17,9 @@
 
 #include "cpuset.h"
 
+/* Weights range 1 .. POLICY_WEIGHT_MAX (policy_vm.weight). */
+#define POLICY_WEIGHT_MAX	10000
+
 enum policy_mode {
 	POLICY_MODE_AUTO,	/* prefcpu decides */
 	POLICY_MODE_OFF,	/* never steered: all vCPUs, counted at demand */
@@ -72,7 +75,7 @@ struct policy_vm {
 	const struct cpuset *cores;	/* vCPU ids of each guest core, in order */
 	const unsigned int *core_node;	/* guest NUMA cell of each core, or NULL */
 	struct cpuset	pcpus;		/* host CPUs its vCPU threads may use */
-	unsigned int	weight;		/* 1 .. 10000 */
+	unsigned int	weight;		/* 1 .. POLICY_WEIGHT_MAX */
 	unsigned int	min_cores;	/* 0: none */
 	unsigned int	max_cores;	/* 0: none */
 	enum policy_mode mode;

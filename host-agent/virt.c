@@ -278,10 +278,10 @@ virt_update_meta(struct vm *vm, const struct vm_meta *m, const char *name)
 	else if (m->valid && !vm->meta.valid)
 		log_notice("domain %s: policy metadata is valid again", name);
 	if (m->valid && m->present && memcmp(m, &vm->meta, sizeof(*m)) != 0) {
-		static const char *const modes[] = { "auto", "off", "fixed" };
-		log_info("domain %s: policy mode %s weight %u min-cores %u "
-		    "max-cores %u", name, modes[m->mode], m->weight,
-		    m->min_cores, m->max_cores);
+		char *xml = polmeta_xml(&m->pol);
+
+		log_info("domain %s: policy %s", name, xml);
+		free(xml);
 	}
 	vm->meta = *m;
 }
@@ -391,7 +391,7 @@ virt_on_metadata(virConnectPtr conn, virDomainPtr dom, int type,
 	struct virt	*v = arg;
 
 	if (type == VIR_DOMAIN_METADATA_ELEMENT && (nsuri == NULL ||
-	    strcmp(nsuri, DOMXML_POLICY_NS) != 0))
+	    strcmp(nsuri, POLMETA_NS) != 0))
 		return;
 	virt_refresh(v, dom);
 }

@@ -291,43 +291,6 @@ utf8_valid_prefix(const unsigned char *s, size_t len)
 	return i;
 }
 
-/*
- * Reject what json-c's strict mode still lets through: single-quoted
- * strings (json-c takes them as keys) and raw control bytes inside
- * strings.  Returns the offset of the first offending byte or len.
- */
-static size_t
-json_prescan(const char *s, size_t len, const char **why)
-{
-	bool	instr = false, esc = false;
-	size_t	i;
-
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!instr) {
-			if (c == '\'') {
-				*why = "single-quoted string";
-				return i;
-			}
-			if (c == '"')
-				instr = true;
-			continue;
-		}
-		if (c < 0x20) {
-			*why = "control character in a string";
-			return i;
-		}
-		if (esc)
-			esc = false;
-		else if (c == '\\')
-			esc = true;
-		else if (c == '"')
-			instr = false;
-	}
-	return len;
-}
-
 /* Printable form of a number json-c parsed, for error texts. */
 static const char *
 num_text(struct json_object *o, char *buf, size_t len)

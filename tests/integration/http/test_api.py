@@ -95,8 +95,10 @@ def main():
             t.check(x['decision']['why'], name + ' has a why')
         t.eq(by['batch']['policy']['metadata'].get('min_cores'), 2,
              'batch min-cores from metadata')
-        t.eq(by['db']['policy']['metadata'], {'mode': 'auto'},
-             'db has no metadata but the mode')
+        t.eq(by['db']['policy']['metadata'], {},
+             'db has no metadata')
+        t.eq(by['db']['policy']['mode'], 'auto', 'db in mode auto')
+        t.eq(by['db']['policy']['enforce'], 'none', 'db not enforced')
         t.check(by['web']['decision']['share'] <
                 by['db']['decision']['share'],
                 'weight 300 gets less than weight 1024')
@@ -204,7 +206,8 @@ def main():
         t.check(head.startswith(b'HTTP/1.1 413'), 'huge body: %r' % head)
         for bad in (b'{"weight":0}', b'{"mode":"fixed"}', b'not json',
                     b'{"weight":1}{}', b'{"colour":"red"}', b'[1]',
-                    b'{"min_cores":4,"max_cores":2}'):
+                    b'{"min_cores":4,"max_cores":2}', b'{"cpus":"0"}',
+                    b'{"enforce":"always"}'):
             err(d.unix('PUT', '/api/v1/domains/db/policy', body=bad), 400,
                 'bad policy %r' % bad)
         err(d.unix('PUT', '/api/v1/domains/nope/policy',

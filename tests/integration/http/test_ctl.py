@@ -128,14 +128,15 @@ def main():
         t.eq(p.returncode, 0, 'dry-run exit')
         t.eq(p.stdout.strip(),
              "virsh metadata 'db' --uri http://prefcpu.org/xmlns/policy/1 "
-             "--key prefcpu --set '<policy mode=\"auto\" weight=\"500\"/>'"
+             "--key prefcpu --set '<policy weight=\"500\"/>'"
              " --live --config", 'dry-run prints the virsh command')
         p = run('policy', 'batch', '--max-cores', '3', '--dry-run', sock=s)
         t.check('min-cores="2" max-cores="3"' in p.stdout,
                 'dry-run keeps attributes set before: %r' % p.stdout)
         for bad in (['--weight', '0'], ['--mode', 'fixed'],
                     ['--cpus', '0-1'], ['--min-cores', '4', '--max-cores',
-                                        '2'], ['--mode', 'sideways']):
+                                        '2'], ['--mode', 'sideways'],
+                    ['--enforce', 'always'], ['--weight', '10001']):
             p = run('policy', 'db', *bad, sock=s)
             t.eq(p.returncode, 2, 'policy %r: exit 2' % bad)
         p = subprocess.run([ctl, '--url', d.url, 'policy', 'db', '--weight',

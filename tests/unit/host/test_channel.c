@@ -254,8 +254,11 @@ period(const char *cpus)
 {
 	vm->meta.present = true;
 	vm->meta.valid = true;
-	vm->meta.mode = POLICY_MODE_FIXED;
-	ck_assert_int_eq(cpuset_parse(&vm->meta.cpus, cpus, NULL, 0), 0);
+	polmeta_init(&vm->meta.pol);
+	ck_assert_int_eq(polmeta_set_text(&vm->meta.pol, PM_MODE, "fixed",
+	    PMN_ATTR, NULL, 0), 0);
+	ck_assert_int_eq(polmeta_set_text(&vm->meta.pol, PM_CPUS, cpus,
+	    PMN_ATTR, NULL, 0), 0);
 	ck_assert_int_eq(host_period(host, time_mono_ms()), 0);
 }
 

@@ -229,10 +229,10 @@ START_TEST(test_policy_in_domain)
 	ck_assert_int_eq(policy(live_xml, 4, &m), 0);
 	ck_assert(m.present);
 	ck_assert(m.valid);
-	ck_assert_int_eq(m.mode, POLICY_MODE_AUTO);
-	ck_assert_uint_eq(m.weight, 200);
-	ck_assert_uint_eq(m.min_cores, 1);
-	ck_assert_uint_eq(m.max_cores, 2);
+	ck_assert_int_eq(polmeta_mode(&m.pol), POLICY_MODE_AUTO);
+	ck_assert_uint_eq(polmeta_weight(&m.pol, 0), 200);
+	ck_assert_uint_eq(polmeta_min_cores(&m.pol), 1);
+	ck_assert_uint_eq(polmeta_max_cores(&m.pol), 2);
 	ck_assert_str_eq(m.error, "");
 }
 END_TEST
@@ -244,8 +244,8 @@ START_TEST(test_policy_absent)
 	ck_assert_int_eq(policy(minimal_xml, 3, &m), 0);
 	ck_assert(!m.present);
 	ck_assert(m.valid);
-	ck_assert_uint_eq(m.weight, 0);
-	ck_assert_int_eq(m.mode, POLICY_MODE_AUTO);
+	ck_assert(!m.pol.has[PM_WEIGHT]);
+	ck_assert_int_eq(polmeta_mode(&m.pol), POLICY_MODE_AUTO);
 }
 END_TEST
 
@@ -272,8 +272,8 @@ START_TEST(test_policy_bare_fixed)
 
 	ck_assert_int_eq(policy(xml, 4, &m), 0);
 	ck_assert(m.present && m.valid);
-	ck_assert_int_eq(m.mode, POLICY_MODE_FIXED);
-	ck_assert_uint_eq(cpuset_count(&m.cpus), 2);
+	ck_assert_int_eq(polmeta_mode(&m.pol), POLICY_MODE_FIXED);
+	ck_assert_uint_eq(cpuset_count(&m.pol.cpus), 2);
 }
 END_TEST
 
@@ -289,10 +289,13 @@ static const struct meta_case {
 	{ "min-cores='x'", "min-cores:" },
 	{ "max-cores='5000'", "max-cores:" },
 	{ "min-cores='3' max-cores='2'", "min-cores: 3 is above max-cores 2" },
-	{ "mode='fixed'", "cpus: required" },
+	{ "mode='fixed'", "cpus: required with mode fixed" },
+	{ "cpus='0-1'", "cpus: only with mode fixed" },
+	{ "mode='auto' cpus='0'", "cpus: only with mode fixed" },
+	{ "enforce='always'", "enforce: 'always' is not none or cap" },
 	{ "mode='fixed' cpus='0-9'", "cpus: must name vCPUs in 0-3" },
-	{ "cpus='3-1'", "cpus:" },
-	{ "cpus=''", "cpus:" },
+	{ "mode='fixed' cpus='3-1'", "cpus:" },
+	{ "mode='fixed' cpus=''", "cpus: must name vCPUs in 0-3" },
 };
 
 START_TEST(test_policy_bad)
@@ -300,6 +303,7 @@ START_TEST(test_policy_bad)
 	const struct meta_case	*c = &meta_bad[_i];
 	struct vm_meta		 m;
 	char			 xml[512];
+	int			 f;
 
 	snprintf(xml, sizeof(xml), "<domain><metadata><p:policy xmlns:p="
 	    "'http://prefcpu.org/xmlns/policy/1' %s/></metadata></domain>",
@@ -310,10 +314,8 @@ START_TEST(test_policy_bad)
 	ck_assert_msg(strncmp(m.error, c->error, strlen(c->error)) == 0,
 	    "case %d: '%s' does not start with '%s'", _i, m.error, c->error);
 	/* Defaults in force. */
-	ck_assert_int_eq(m.mode, POLICY_MODE_AUTO);
-	ck_assert_uint_eq(m.weight, 0);
-	ck_assert_uint_eq(m.min_cores, 0);
-	ck_assert_uint_eq(m.max_cores, 0);
+	for (f = 0; f < PM_NFIELDS; f++)
+		ck_assert(!m.pol.has[f]);
 }
 END_TEST
 

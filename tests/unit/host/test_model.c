@@ -338,15 +338,17 @@ START_TEST(test_invalid_meta_uses_defaults)
 	a = add_vm(U1, "alpha", 4);
 	a->meta.present = true;
 	a->meta.valid = false;
-	a->meta.mode = POLICY_MODE_FIXED;	/* must be ignored */
-	cpuset_zero(&a->meta.cpus);
+	a->meta.pol.has[PM_MODE] = true;	/* must be ignored */
+	a->meta.pol.val[PM_MODE] = POLICY_MODE_FIXED;
+	cpuset_zero(&a->meta.pol.cpus);
 	ck_assert_int_eq(host_period(host, 1000), 0);
 	ck_assert_uint_eq(a->decision.vcpus, 4);
 	ck_assert_int_ne(a->decision.reason, POLICY_R_MODE_FIXED);
 
 	a->meta.valid = true;
-	cpuset_set(&a->meta.cpus, 0);
-	cpuset_set(&a->meta.cpus, 1);
+	a->meta.pol.has[PM_CPUS] = true;
+	cpuset_set(&a->meta.pol.cpus, 0);
+	cpuset_set(&a->meta.pol.cpus, 1);
 	ck_assert_int_eq(host_period(host, 2000), 0);
 	ck_assert_int_eq(a->decision.reason, POLICY_R_MODE_FIXED);
 	ck_assert_uint_eq(a->decision.vcpus, 2);

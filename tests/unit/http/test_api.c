@@ -1,7 +1,7 @@
 /*
- * Check suites for the API's pure parts: the policy body decoder (client
- * input), the JSON writer's escaping, the Prometheus text, and the JSON
- * views of a snapshot, each parsed back.
+ * Check suites for the API's pure parts: the JSON writer's escaping, the
+ * Prometheus text, and the JSON views of a snapshot, each parsed back.
+ * The policy body decoder is tested with polmeta (tests/unit/host).
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,114 +13,10 @@
 
 #include "api.h"
 #include "api_jw.h"
-#include "api_policy.h"
 #include "log.h"
 #include "model.h"
 #include "util.h"
 #include "testlib.h"
-
-static int
-decode(const char *text, struct api_policy *p, char *err)
-{
-	return api_policy_from_json(text, strlen(text), p, err, 256);
-}
-
-START_TEST(policy_full)
-{
-	struct api_policy	p;
-	char			err[256], *s;
-
-	ck_assert_int_eq(decode("{\"mode\":\"fixed\",\"weight\":200,"
-	    "\"min_cores\":1,\"max_cores\":4,\"cpus\":\"0-3\"}", &p, err), 0);
-	ck_assert(p.has_mode && p.mode == POLICY_MODE_FIXED);
-	ck_assert(p.has_weight && p.weight == 200);
-	ck_assert(p.has_min_cores && p.min_cores == 1);
-	ck_assert(p.has_max_cores && p.max_cores == 4);
-	ck_assert(p.has_cpus && cpuset_count(&p.cpus) == 4);
-	s = api_policy_xml(&p);
-	ck_assert_str_eq(s, "<policy mode=\"fixed\" weight=\"200\" "
-	    "min-cores=\"1\" max-cores=\"4\" cpus=\"0-3\"/>");
-	free(s);
-	s = api_policy_to_json(&p);
-	ck_assert_str_eq(s, "{\"mode\":\"fixed\",\"weight\":200,"
-	    "\"min_cores\":1,\"max_cores\":4,\"cpus\":\"0-3\"}");
-	free(s);
-}
-END_TEST
-
-START_TEST(policy_partial_and_null)
-{
-	struct api_policy	p;
-	char			err[256], *s;
-
-	ck_assert_int_eq(decode("{\"weight\":7,\"min_cores\":null}", &p, err),
-	    0);
-	ck_assert(p.has_weight && !p.has_mode && !p.has_min_cores);
-	s = api_policy_xml(&p);
-	ck_assert_str_eq(s, "<policy weight=\"7\"/>");
-	free(s);
-	ck_assert_int_eq(decode("{}", &p, err), 0);
-	s = api_policy_xml(&p);
-	ck_assert_str_eq(s, "<policy/>");
-	free(s);
-}
-END_TEST
-
-/* Each bad body, and a word its cause must contain. */
-static const struct {
-	const char	*body;
-	const char	*cause;
-} bad_bodies[] = {
-	{ "", "not one JSON object" },
-	{ "[1]", "not a JSON object" },
-	{ "\"x\"", "not a JSON object" },
-	{ "{\"weight\":1}{}", "not one JSON object" },
-	{ "{\"weight\":1} x", "not one JSON object" },
-	{ "{'weight':1}", "single quotes" },
-	{ "{\"mode\":'off'}", "single quotes" },
-	{ "{\"weight\":0}", "out of range" },
-	{ "{\"weight\":10001}", "out of range" },
-	{ "{\"weight\":-1}", "out of range" },
-	{ "{\"weight\":1.5}", "not an integer" },
-	{ "{\"weight\":\"5\"}", "not an integer" },
-	{ "{\"weight\":NaN}", "" },
-	{ "{\"min_cores\":4097}", "out of range" },
-	{ "{\"mode\":\"sideways\"}", "auto, off or fixed" },
-	{ "{\"mode\":1}", "auto, off or fixed" },
-	{ "{\"mode\":{\"a\":{\"b\":1}}}", "" },
-	{ "{\"cpus\":\"0-3\"}", "only for mode fixed" },
-	{ "{\"mode\":\"fixed\"}", "needs cpus" },
-	{ "{\"mode\":\"fixed\",\"cpus\":\"\"}", "needs cpus" },
-	{ "{\"mode\":\"fixed\",\"cpus\":\"3-1\"}", "cpus" },
-	{ "{\"mode\":\"fixed\",\"cpus\":\"99999\"}", "cpus" },
-	{ "{\"min_cores\":4,\"max_cores\":2}", "above max_cores" },
-	{ "{\"colour\":\"red\"}", "unknown member" },
-};
-
-START_TEST(policy_bad)
-{
-	struct api_policy	p;
-	char			err[256];
-
-	err[0] = '\0';
-	ck_assert_msg(decode(bad_bodies[_i].body, &p, err) == -1,
-	    "accepted %s", bad_bodies[_i].body);
-	ck_assert_msg(strstr(err, bad_bodies[_i].cause) != NULL,
-	    "%s: cause \"%s\" lacks \"%s\"", bad_bodies[_i].body, err,
-	    bad_bodies[_i].cause);
-}
-END_TEST
-
-START_TEST(policy_embedded_nul)
-{
-	struct api_policy	p;
-	char			err[256];
-	const char		body[] = "{\"weight\":1}\0{}";
-
-	ck_assert_int_eq(api_policy_from_json(body, sizeof body - 1, &p, err,
-	    sizeof err), -1);
-}
-END_TEST
 
 /* Write one string with the writer and parse it back with json-c. */
 static char *
@@ -212,7 +108,8 @@ snapshot(struct api_snapshot *s)
 	snprintf(vm->uuid, sizeof vm->uuid, "u-1");
 	vm->vcpus = 4;
 	vm->weight = 200;
-	vm->has_weight = true;
+	vm->meta.has[PM_WEIGHT] = true;
+	vm->meta.val[PM_WEIGHT] = 200;
 	vm->delay_cpus = 1;
 	vm->agent = API_AGENT_FOLLOWING;
 	vm->acked = true;
@@ -404,15 +301,7 @@ static Suite *
 api_suite(void)
 {
 	Suite	*s = suite_create("api");
-	TCase	*tc = tcase_create("policy");
-
-	tcase_add_test(tc, policy_full);
-	tcase_add_test(tc, policy_partial_and_null);
-	tcase_add_loop_test(tc, policy_bad, 0, (int)(sizeof bad_bodies /
-	    sizeof bad_bodies[0]));
-	tcase_add_test(tc, policy_embedded_nul);
-	suite_add_tcase(s, tc);
-	tc = tcase_create("writer");
+	TCase	*tc = tcase_create("writer");
 	tcase_add_test(tc, jw_escapes);
 	tcase_add_test(tc, jw_numbers);
 	suite_add_tcase(s, tc);
