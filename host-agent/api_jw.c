@@ -28,6 +28,40 @@ jw_finish(struct jw *w, size_t *len)
 	return w->buf;
 }
 
+char *
+jw_take(struct jw *w, size_t *len)
+{
+	char	*buf;
+
+	if (fclose(w->f) != 0)
+		abort();
+	buf = w->buf;
+	*len = w->len;
+	w->buf = NULL;
+	w->len = 0;
+	w->f = open_memstream(&w->buf, &w->len);
+	if (w->f == NULL)
+		abort();
+	return buf;
+}
+
+size_t
+jw_pending(struct jw *w)
+{
+	if (fflush(w->f) != 0)
+		abort();
+	return w->len;
+}
+
+void
+jw_discard(struct jw *w)
+{
+	fclose(w->f);
+	free(w->buf);
+	w->f = NULL;
+	w->buf = NULL;
+}
+
 static void
 jw_string(FILE *f, const char *str)
 {

@@ -31,6 +31,15 @@ struct jw {
 void	jw_init(struct jw *);
 /* The text plus a newline, in a new string (free() it); len without NUL. */
 char	*jw_finish(struct jw *, size_t *len);
+/*
+ * The text written since jw_init() or the last jw_take() (free() it), for
+ * an answer sent in pieces; the writer goes on where it was.
+ */
+char	*jw_take(struct jw *, size_t *len);
+/* Bytes written since jw_init() or the last jw_take(). */
+size_t	 jw_pending(struct jw *);
+/* Drop a writer that will not be finished. */
+void	 jw_discard(struct jw *);
 
 void	jw_obj(struct jw *, const char *key);
 void	jw_obj_end(struct jw *);
