@@ -92,7 +92,17 @@ http_conn_free(struct http_conn *c)
 static void
 http_conn_gone(struct evhttp_connection *evcon, void *arg)
 {
-	http_conn_free(arg);
+	struct http_conn	*c = arg;
+	struct evhttp_request	*req = c->sreq;
+
+	/*
+	 * A connection that fails while an answer is streamed leaves that
+	 * request to us (evhttp detached it): ending it frees it.  One
+	 * still attached is freed by evhttp itself.
+	 */
+	http_conn_free(c);
+	if (req != NULL && evhttp_request_get_connection(req) == NULL)
+		evhttp_send_reply_end(req);
 }
 
 /*
