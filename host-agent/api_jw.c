@@ -67,6 +67,7 @@ jw_string(FILE *f, const char *str)
 {
 	const unsigned char	*s = (const unsigned char *)str;
 	size_t			 n = strlen(str), run, u;
+	unsigned int		 cp;
 
 	fputc('"', f);
 	while (n > 0) {
@@ -82,7 +83,10 @@ jw_string(FILE *f, const char *str)
 			break;
 		if (*s >= 0x80) {
 			if ((u = utf8_len(s, n)) > 0) {
-				fwrite(s, 1, u, f);
+				if ((cp = utf8_invisible(s, u)) != 0)
+					fprintf(f, "\\u%04x", cp);
+				else
+					fwrite(s, 1, u, f);
 				s += u;
 				n -= u;
 			} else {

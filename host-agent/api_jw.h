@@ -6,7 +6,9 @@
  *
  * Strings are escaped for JSON, and also '<', '>' and '&' (as \u003c ...)
  * so that no JSON body is ever markup; bytes that are not valid UTF-8
- * become U+FFFD.  A key of NULL is for array elements and the top level.
+ * become U+FFFD; bidi controls and line/paragraph separators are written
+ * as \uXXXX (a JSON reader gets them back; a person reading the raw text
+ * sees them).  A key of NULL is for array elements and the top level.
  */
 #ifndef PREFCPU_API_JW_H
 #define PREFCPU_API_JW_H

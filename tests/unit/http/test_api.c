@@ -162,6 +162,12 @@ START_TEST(jw_escapes)
 	ck_assert_str_eq(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	free(raw);
 	free(out);
+	/* Bidi controls and separators: escaped in the text, same value. */
+	out = jw_roundtrip("x\xe2\x80\xaey\xe2\x80\xa8z\xe2\x81\xa6", &raw);
+	ck_assert_str_eq(out, "x\xe2\x80\xaey\xe2\x80\xa8z\xe2\x81\xa6");
+	ck_assert_ptr_nonnull(strstr(raw, "x\\u202ey\\u2028z\\u2066"));
+	free(raw);
+	free(out);
 	out = jw_roundtrip("a\xff" "b\xc3" "c\xe0\x80\xaf" "d\xed\xa0\x80", &raw);
 	ck_assert_str_eq(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c"
 	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "d"
