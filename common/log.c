@@ -262,13 +262,15 @@ char *
 str_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
 {
 	const unsigned char	*s = (const unsigned char *)src;
-	size_t			 i = 0, o = 0, n;
-	char			 esc[5];
+	size_t			 i = 0, o = 0, n, skip;
+	char			 esc[5], uesc[12];
 	const char		*piece;
+	unsigned int		 cp;
 
 	if (dstlen == 0)
 		return dst;
 	while (i < srclen) {
+		skip = 1;
 		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\') {
 			piece = (const char *)s + i;
 			n = 1;
@@ -287,6 +289,12 @@ str_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
 		} else if (s[i] >= 0x80 &&
 		    (n = log_utf8_len(s + i, srclen - i)) > 0) {
 			piece = (const char *)s + i;
+			if ((cp = utf8_invisible(s + i, n)) != 0) {
+				snprintf(uesc, sizeof(uesc), "\\u%04x", cp);
+				piece = uesc;
+				skip = n;
+				n = 6;
+			}
 		} else {
 			snprintf(esc, sizeof(esc), "\\x%02x", s[i]);
 			piece = esc;
@@ -296,8 +304,11 @@ str_escape(char *dst, size_t dstlen, const char *src, size_t srclen)
 			break;
 		memcpy(dst + o, piece, n);
 		o += n;
-		/* A UTF-8 sequence consumes n source bytes, an escape one. */
-		i += piece == (const char *)s + i ? n : 1;
+		/*
+		 * A UTF-8 sequence consumes n source bytes, an escape one, the
+		 * escape of a code point its sequence.
+		 */
+		i += piece == (const char *)s + i ? n : skip;
 	}
 	dst[o] = '\0';
 	return dst;

@@ -45,8 +45,9 @@ __attribute__((noreturn)) void fatalx(const char *, ...) LOG_PRINTF(1, 2);
 /*
  * Escape untrusted bytes for a log line or a terminal: printable ASCII and
  * valid UTF-8 pass, '\\' becomes "\\\\", control bytes become \n \t \r or
- * \xHH, invalid UTF-8 bytes become \xHH.  Writes at most dstlen-1 bytes
- * plus NUL, never cuts an escape in half, returns dst.
+ * \xHH, invalid UTF-8 bytes become \xHH, bidi controls and line or
+ * paragraph separators (utf8_invisible()) become \uXXXX.  Writes at most
+ * dstlen-1 bytes plus NUL, never cuts an escape in half, returns dst.
  */
 char	*str_escape(char *dst, size_t dstlen, const char *src, size_t srclen);
 

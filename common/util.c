@@ -399,6 +399,23 @@ utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+unsigned int
+utf8_invisible(const unsigned char *s, size_t len)
+{
+	unsigned int	cp;
+
+	if (len == 2)
+		cp = (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu);
+	else if (len == 3)
+		cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
+	else
+		return 0;
+	if (cp == 0x061c || cp == 0x200e || cp == 0x200f ||
+	    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return cp;
+	return 0;
+}
+
 void
 err_set(char *err, size_t errlen, const char *fmt, ...)
 {

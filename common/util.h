@@ -56,6 +56,13 @@ size_t	utf8_len(const unsigned char *s, size_t n);
  * the reason in why.
  */
 size_t	json_prescan(const char *s, size_t len, const char **why);
+/*
+ * The code point of a valid sequence of len bytes at s (utf8_len()'s), if
+ * it is one a reader must see escaped: a bidi control (U+061C, U+200E,
+ * U+200F, U+202A..U+202E, U+2066..U+2069), which reorders the text around
+ * it, or a line or paragraph separator (U+2028, U+2029); else 0.
+ */
+unsigned int utf8_invisible(const unsigned char *s, size_t len);
 /* Write a cause into the caller's err[errlen]; NULL or 0 writes nothing. */
 void	err_set(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));

@@ -150,13 +150,31 @@ void	api_fill(const struct host *, struct api_snapshot *, const char *only);
  * The model's history as JSON: the periods of the last 'seconds' seconds
  * before the newest, only those with a sequence number above 'since', with
  * the per-VM figures or (vms false) the host's only.  One answer holds at
- * most API_HISTORY_MAX_VM_RECORDS per-VM records (but always one period):
- * beyond that it holds the oldest periods that fit and says "more", and
- * the client asks again with since = the last seq it got.
+ * most API_HISTORY_MAX_VM_RECORDS per-VM records and about
+ * API_HISTORY_MAX_BYTES bytes (it stops at the first period that starts
+ * beyond them, but always holds one period): beyond that it holds the
+ * oldest periods that fit and says "more", and the client asks again with
+ * since = the last seq it got.
  */
 #define API_HISTORY_MAX_VM_RECORDS	65536
+#define API_HISTORY_MAX_BYTES		(4 * 1024 * 1024)
 char	*api_json_history(const struct host *, uint64_t seconds,
 	    uint64_t since, bool vms, size_t *len);
+
+/*
+ * The same answer in pieces of about API_HISTORY_PIECE bytes, for a
+ * server that sends each piece before it renders the next: the answer
+ * covers the periods up to the newest at open, whatever arrives later.
+ * api_history_next() hands over a piece (free() it) and returns 1, or
+ * the last piece and 0.  The host must outlive the cursor.
+ */
+#define API_HISTORY_PIECE		(32 * 1024)
+struct api_hist;
+struct api_hist *api_history_open(const struct host *, uint64_t seconds,
+	    uint64_t since, bool vms);
+int	api_history_next(struct api_hist *, char **piece, size_t *len);
+void	api_history_close(struct api_hist *);
+
 /* The newest 'limit' decision changes, newest first. */
 char	*api_json_decisions(const struct host *, unsigned int limit,
 	    size_t *len);

@@ -28,11 +28,46 @@ jw_finish(struct jw *w, size_t *len)
 	return w->buf;
 }
 
+char *
+jw_take(struct jw *w, size_t *len)
+{
+	char	*buf;
+
+	if (fclose(w->f) != 0)
+		abort();
+	buf = w->buf;
+	*len = w->len;
+	w->buf = NULL;
+	w->len = 0;
+	w->f = open_memstream(&w->buf, &w->len);
+	if (w->f == NULL)
+		abort();
+	return buf;
+}
+
+size_t
+jw_pending(struct jw *w)
+{
+	if (fflush(w->f) != 0)
+		abort();
+	return w->len;
+}
+
+void
+jw_discard(struct jw *w)
+{
+	fclose(w->f);
+	free(w->buf);
+	w->f = NULL;
+	w->buf = NULL;
+}
+
 static void
 jw_string(FILE *f, const char *str)
 {
 	const unsigned char	*s = (const unsigned char *)str;
 	size_t			 n = strlen(str), run, u;
+	unsigned int		 cp;
 
 	fputc('"', f);
 	while (n > 0) {
@@ -48,7 +83,10 @@ jw_string(FILE *f, const char *str)
 			break;
 		if (*s >= 0x80) {
 			if ((u = utf8_len(s, n)) > 0) {
-				fwrite(s, 1, u, f);
+				if ((cp = utf8_invisible(s, u)) != 0)
+					fprintf(f, "\\u%04x", cp);
+				else
+					fwrite(s, 1, u, f);
 				s += u;
 				n -= u;
 			} else {

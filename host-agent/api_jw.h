@@ -6,7 +6,9 @@
  *
  * Strings are escaped for JSON, and also '<', '>' and '&' (as \u003c ...)
  * so that no JSON body is ever markup; bytes that are not valid UTF-8
- * become U+FFFD.  A key of NULL is for array elements and the top level.
+ * become U+FFFD; bidi controls and line/paragraph separators are written
+ * as \uXXXX (a JSON reader gets them back; a person reading the raw text
+ * sees them).  A key of NULL is for array elements and the top level.
  */
 #ifndef PREFCPU_API_JW_H
 #define PREFCPU_API_JW_H
@@ -31,6 +33,15 @@ struct jw {
 void	jw_init(struct jw *);
 /* The text plus a newline, in a new string (free() it); len without NUL. */
 char	*jw_finish(struct jw *, size_t *len);
+/*
+ * The text written since jw_init() or the last jw_take() (free() it), for
+ * an answer sent in pieces; the writer goes on where it was.
+ */
+char	*jw_take(struct jw *, size_t *len);
+/* Bytes written since jw_init() or the last jw_take(). */
+size_t	 jw_pending(struct jw *);
+/* Drop a writer that will not be finished. */
+void	 jw_discard(struct jw *);
 
 void	jw_obj(struct jw *, const char *key);
 void	jw_obj_end(struct jw *);

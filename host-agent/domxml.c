@@ -49,6 +49,9 @@ domxml_open(struct domxml_doc *d, const char *xml, size_t len, char *err,
 		    e && e->message ? ": " : "", e && e->message ?
 		    e->message : "");
 		str_rstrip(err);
+		/* libxml2's messages may span lines; a cause is one line. */
+		for (char *p = err; (p = strchr(p, '\n')) != NULL;)
+			*p = ' ';
 		return -1;
 	}
 	d->ctx = xmlXPathNewContext(d->doc);

@@ -6,7 +6,16 @@
  *
  * Bounds: request line + headers (max-headers bytes), header count
  * (HTTP_MAX_HEADER_COUNT), body (max-body bytes; evhttp answers 413
- * itself), and a timeout on every read and write of a connection.
+ * itself), a timeout on every read and write of a connection, and per
+ * listener (http_conn.c) the open connections, an absolute deadline for a
+ * whole request and one for reading a whole answer.  The whole-model
+ * views are rendered once per period and shared by every client reading
+ * them; history is rendered and sent piece by piece, so a client that
+ * does not read holds one piece and a long answer never holds the loop.
+ *
+ * Over TCP the Host header must name a loopback address, localhost, the
+ * listen address or one of the configured hosts: a web page whose name
+ * an attacker points at 127.0.0.1 (DNS rebinding) gets 403.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -23,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -36,6 +46,7 @@
 #include "polmeta.h"
 #include "http.h"
 #include "http_assets.h"
+#include "http_conn.h"
 #include "http_virt.h"
 #include "log.h"
 #include "model.h"
@@ -52,7 +63,9 @@ struct http_listener {
 	struct http_server	*srv;
 	struct evhttp		*http;
 	bool			 writable;
+	bool			 check_host;	/* TCP: DNS rebinding */
 	const char		*kind;	/* "unix", "tcp": for logs */
+	struct http_conns	*conns;
 };
 
 /* Views of the whole model, cached per period. */
@@ -63,10 +76,19 @@ enum http_view {
 	HTTP_NVIEWS,
 };
 
+/*
+ * A rendered view, shared by the cache and every answer still being sent
+ * from it: freed when the last of them lets go.
+ */
+struct http_body {
+	unsigned int	 refs;
+	size_t		 len;
+	char		*text;
+};
+
 struct http_cache {
 	uint64_t	 seq;	/* host_periods() it was rendered at */
-	char		*body;
-	size_t		 len;
+	struct http_body *body;
 };
 
 static const struct {
@@ -160,8 +182,10 @@ http_conf_default(struct http_conf *c)
 	    HTTP_DEFAULT_PORT);
 	snprintf(c->socket, sizeof c->socket, "%s", HTTP_DEFAULT_SOCKET);
 	c->timeout_s = 10;
+	c->answer_timeout_s = 60;
 	c->max_body = 16384;
 	c->max_headers = 8192;
+	c->max_conns = 128;
 }
 
 static void
@@ -242,12 +266,27 @@ http_fill(struct http_ctx *c, const char *only)
 }
 
 static void
+http_body_unref(struct http_body *b)
+{
+	if (b != NULL && --b->refs == 0) {
+		free(b->text);
+		free(b);
+	}
+}
+
+static void
+http_body_unref_cb(const void *data, size_t len, void *arg)
+{
+	http_body_unref(arg);
+}
+
+static void
 http_cache_clear(struct http_server *srv)
 {
 	size_t	i;
 
 	for (i = 0; i < HTTP_NVIEWS; i++) {
-		free(srv->cache[i].body);
+		http_body_unref(srv->cache[i].body);
 		srv->cache[i].body = NULL;
 	}
 }
@@ -264,17 +303,21 @@ http_view(struct http_ctx *c, enum http_view v)
 	if (k->body == NULL || k->seq != seq) {
 		if (http_fill(c, http_views[v].only) != 0)
 			return;
-		free(k->body);
-		k->body = http_views[v].render(&srv->snap, &k->len);
+		http_body_unref(k->body);
+		k->body = xcalloc(1, sizeof *k->body);
+		k->body->refs = 1;
+		k->body->text = http_views[v].render(&srv->snap, &k->body->len);
 		k->seq = seq;
 	}
 	h = evhttp_request_get_output_headers(c->req);
 	evhttp_add_header(h, "Content-Type", http_views[v].type);
 	evhttp_add_header(h, "Cache-Control", "no-store");
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	/* A copy: the cache may change while a slow client still reads. */
-	if (evbuffer_add(evhttp_request_get_output_buffer(c->req), k->body,
-	    k->len) != 0) {
+	/* Not a copy: the body lives while any client still reads it. */
+	k->body->refs++;
+	if (evbuffer_add_reference(evhttp_request_get_output_buffer(c->req),
+	    k->body->text, k->body->len, http_body_unref_cb, k->body) != 0) {
+		http_body_unref(k->body);
 		http_error(c, 500, "out of memory");
 		return;
 	}
@@ -407,19 +450,45 @@ http_query_uint(struct http_ctx *c, const char *name, uint64_t min,
 	return 0;
 }
 
+/* The next piece of a history answer, for http_conns_stream(). */
+static int
+http_history_next(void *state, struct evbuffer *out)
+{
+	char	*piece;
+	size_t	 len;
+	int	 rc;
+
+	rc = api_history_next(state, &piece, &len);
+	if (evbuffer_add_reference(out, piece, len, http_free_cb, NULL) != 0) {
+		free(piece);
+		return -1;
+	}
+	return rc;
+}
+
+static void
+http_history_free(void *state)
+{
+	api_history_close(state);
+}
+
 static void
 http_h_history(struct http_ctx *c)
 {
-	uint64_t	 seconds = 86400 * 366, since = 0, vms = 1;
-	size_t		 len;
-	char		*body;
+	uint64_t		 seconds = 86400 * 366, since = 0, vms = 1;
+	struct evkeyvalq	*h;
 
 	if (http_query_uint(c, "seconds", 1, 86400 * 366, &seconds) != 0 ||
 	    http_query_uint(c, "since", 0, UINT64_MAX / 2, &since) != 0 ||
 	    http_query_uint(c, "domains", 0, 1, &vms) != 0)
 		return;
-	body = api_json_history(c->srv->host, seconds, since, vms != 0, &len);
-	http_json(c, 200, body, len);
+	h = evhttp_request_get_output_headers(c->req);
+	evhttp_add_header(h, "Content-Type", "application/json");
+	evhttp_add_header(h, "Cache-Control", "no-store");
+	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
+	http_conns_stream(c->lst->conns, c->req, 200, http_history_next,
+	    api_history_open(c->srv->host, seconds, since, vms != 0),
+	    http_history_free);
 }
 
 static void
@@ -515,6 +584,77 @@ http_header_count(struct evhttp_request *req)
 	return n;
 }
 
+/* Does name equal one of the words of list (spaces or commas between)? */
+static bool
+http_in_list(const char *list, const char *name, size_t len)
+{
+	const char	*p = list, *e;
+
+	for (;;) {
+		p += strspn(p, " ,\t");
+		if (*p == '\0')
+			return false;
+		e = p + strcspn(p, " ,\t");
+		if ((size_t)(e - p) == len && strncasecmp(p, name, len) == 0)
+			return true;
+		p = e;
+	}
+}
+
+/*
+ * May a TCP request carry this Host header?  Loopback addresses,
+ * localhost, the listen address and the configured hosts, any port.
+ * No header at all (HTTP/1.0) passes: rebinding needs a browser, and
+ * browsers always send it.
+ */
+static bool
+http_host_ok(const struct http_server *srv, const char *host)
+{
+	struct in6_addr	 a6;
+	struct in_addr	 a4;
+	char		 name[256], listen[CONF_STRLEN], *colon;
+	const char	*p;
+	size_t		 n;
+
+	if (host == NULL)
+		return true;
+	if (*host == '[') {
+		p = strchr(host, ']');
+		if (p == NULL || (p[1] != '\0' && p[1] != ':'))
+			return false;
+		n = (size_t)(p - host - 1);
+		host++;
+	} else {
+		p = strchr(host, ':');
+		n = p != NULL ? (size_t)(p - host) : strlen(host);
+	}
+	if (n == 0 || n >= sizeof name)
+		return false;
+	memcpy(name, host, n);
+	name[n] = '\0';
+	if (name[n - 1] == '.' && n > 1)	/* "localhost." */
+		name[--n] = '\0';
+	if (strcasecmp(name, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, name, &a4) == 1 &&
+	    (ntohl(a4.s_addr) >> 24) == 127)
+		return true;
+	if (inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6))
+		return true;
+	/* The address part of "ADDRESS:PORT", "[ADDRESS]:PORT". */
+	snprintf(listen, sizeof listen, "%s", srv->conf.listen);
+	if ((colon = strrchr(listen, ':')) != NULL)
+		*colon = '\0';
+	p = listen;
+	if (*p == '[' && colon != NULL && colon > p && colon[-1] == ']') {
+		p++;
+		colon[-1] = '\0';
+	}
+	if (*p != '\0' && strcasecmp(p, name) == 0)
+		return true;
+	return http_in_list(srv->conf.hosts, name, n);
+}
+
 static void
 http_dispatch(struct evhttp_request *req, void *arg)
 {
@@ -533,6 +673,7 @@ http_dispatch(struct evhttp_request *req, void *arg)
 	c.lst = lst;
 	c.req = req;
 	TAILQ_INIT(&c.query);
+	http_conns_dispatched(lst->conns, req);
 
 	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	log_debug("http %s: %s", lst->kind, str_escape(esc, sizeof esc,
@@ -540,6 +681,12 @@ http_dispatch(struct evhttp_request *req, void *arg)
 	if (http_header_count(req) > HTTP_MAX_HEADER_COUNT) {
 		http_error(&c, 431, "more than %d header fields",
 		    HTTP_MAX_HEADER_COUNT);
+		return;
+	}
+	if (lst->check_host && !http_host_ok(lst->srv, evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Host"))) {
+		http_error(&c, 403, "Host header names another server; the"
+		    " [http] hosts option lists the names allowed");
 		return;
 	}
 	if (path == NULL || *path != '/') {
@@ -590,14 +737,21 @@ static struct evhttp *
 http_new_evhttp(struct http_server *srv, struct http_listener *lst,
     bool writable, const char *kind)
 {
-	struct evhttp	*h = evhttp_new(srv->base);
+	struct evhttp		*h = evhttp_new(srv->base);
+	struct http_conns_conf	 cc;
 
 	if (h == NULL)
 		fatalx("evhttp_new failed");
 	lst->srv = srv;
 	lst->http = h;
 	lst->writable = writable;
+	lst->check_host = !writable;
 	lst->kind = kind;
+	cc.max = srv->conf.max_conns;
+	cc.request_s = srv->conf.timeout_s;
+	cc.answer_s = srv->conf.answer_timeout_s;
+	cc.kind = kind;
+	lst->conns = http_conns_new(srv->base, h, &cc);
 	evhttp_set_timeout(h, (int)srv->conf.timeout_s);
 	evhttp_set_max_body_size(h, srv->conf.max_body);
 	evhttp_set_max_headers_size(h, srv->conf.max_headers);
@@ -906,8 +1060,10 @@ http_stop(struct http_server *srv)
 		event_free(srv->tick);
 	if (srv->tcp.http != NULL)
 		evhttp_free(srv->tcp.http);
+	http_conns_free(srv->tcp.conns);
 	if (srv->unix_.http != NULL)
 		evhttp_free(srv->unix_.http);
+	http_conns_free(srv->unix_.conns);
 	if (srv->sock_path != NULL) {
 		if (unlink(srv->sock_path) != 0 && errno != ENOENT)
 			log_warn("unlink %s", srv->sock_path);

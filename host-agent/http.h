@@ -24,9 +24,12 @@ struct http_conf {
 	bool		listen_public;	/* allow a non-loopback address */
 	char		socket[CONF_STRLEN];	/* "" none */
 	char		socket_group[CONF_STRLEN];	/* "" keep ours */
-	unsigned int	timeout_s;	/* idle/slow client timeout */
+	unsigned int	timeout_s;	/* request deadline, idle/slow client */
+	unsigned int	answer_timeout_s;	/* to read a whole answer */
 	unsigned int	max_body;	/* bytes of a request body */
 	unsigned int	max_headers;	/* bytes of a request's headers */
+	unsigned int	max_conns;	/* per listener */
+	char		hosts[CONF_STRLEN];	/* more names for Host: */
 };
 
 #define HTTP_DEFAULT_PORT	9471
@@ -53,9 +56,22 @@ struct http_conf {
 	    offsetof(t, m.socket_group), "", 0, 0, 0, 0, NULL,		\
 	    "Group owning the unix socket (mode 0660); empty: the"	\
 	    " daemon's." },						\
+	{ "http", "hosts", CONF_STRING, offsetof(t, m.hosts), "", 0, 0,	\
+	    0, 0, NULL,							\
+	    "Names a TCP request's Host header may carry besides loopback"	\
+	    " addresses, localhost and the listen address (separated by"	\
+	    " spaces or commas)." },					\
 	{ "http", "timeout", CONF_UINT, offsetof(t, m.timeout_s), "10",	\
 	    1, 3600, 0, 0, NULL,					\
-	    "Seconds before a slow or idle client is dropped." },	\
+	    "Seconds a client has to send a whole request, and the longest"	\
+	    " pause in reading or writing." },			\
+	{ "http", "answer-timeout", CONF_UINT,				\
+	    offsetof(t, m.answer_timeout_s), "60", 1, 3600, 0, 0, NULL,	\
+	    "Seconds a client has to read a whole answer." },		\
+	{ "http", "max-connections", CONF_UINT, offsetof(t, m.max_conns),	\
+	    "128", 1, 4096, 0, 0, NULL,					\
+	    "Connections open at once on each listener; one more is"	\
+	    " answered 503." },						\
 	{ "http", "max-body", CONF_UINT, offsetof(t, m.max_body), "16384", \
 	    64, 1048576, 0, 0, NULL,					\
 	    "Largest request body in bytes." },			\

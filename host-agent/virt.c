@@ -23,6 +23,12 @@
 #define VIRT_RETRY_MS		1000	/* thread ids not known yet */
 #define VIRT_RETRY_MAX		30	/* then wait for the VM's next event */
 #define VIRT_STATUS_MAX		(4U << 20)	/* status XML size bound */
+/*
+ * Domain XML size bound.  Real domains are a few KiB (tens with many
+ * devices); most of a huge one is metadata, which libxml2 would take a
+ * second or more to parse on the daemon's only thread.
+ */
+#define VIRT_XML_MAX		(256U << 10)
 
 struct virt {
 	struct event_base	*base;
@@ -286,6 +292,29 @@ virt_update_meta(struct vm *vm, const struct vm_meta *m, const char *name)
 	vm->meta = *m;
 }
 
+/*
+ * A domain XML over VIRT_XML_MAX is not parsed.  A tracked VM keeps what
+ * it had but falls back to the default policy (one line when that
+ * happens, not at every event); an untracked one is not tracked.
+ */
+static void
+virt_refuse_xml(struct vm *vm, const char *name, size_t len)
+{
+	struct vm_meta	m;
+
+	if (vm == NULL) {
+		log_warnx("domain %s: its XML is %zu bytes, over the %u-byte"
+		    " bound (too much metadata?): not tracked", name, len,
+		    VIRT_XML_MAX);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.mode = POLICY_MODE_AUTO;
+	snprintf(m.error, sizeof(m.error), "the domain XML is over the"
+	    " %u-byte bound (too much metadata?); not read", VIRT_XML_MAX);
+	virt_update_meta(vm, &m, name);
+}
+
 /* (Re)read a running domain into the model; remove it if not running. */
 static void
 virt_refresh(struct virt *v, virDomainPtr dom)
@@ -313,6 +342,11 @@ virt_refresh(struct virt *v, virDomainPtr dom)
 	if ((xml = virDomainGetXMLDesc(dom, 0)) == NULL) {
 		log_warnx("domain %s: cannot read its XML: %s", name,
 		    virt_errmsg());
+		return;
+	}
+	if (strlen(xml) > VIRT_XML_MAX) {
+		virt_refuse_xml(vm, name, strlen(xml));
+		free(xml);
 		return;
 	}
 	if (domxml_parse(xml, strlen(xml), &info, err, sizeof(err)) != 0) {

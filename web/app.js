@@ -19,10 +19,19 @@ const state = {
   timer: null,
 };
 
+// Bidi controls and line/paragraph separators would reorder or break
+// what is around them (a name that shows another name): shown as \uXXXX.
+const INVISIBLE = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+
+function visible(text) {
+  return String(text).replace(INVISIBLE, (c) =>
+    '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+}
+
 function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
+  if (text !== undefined && text !== null) e.textContent = visible(text);
   return e;
 }
 
@@ -42,7 +51,7 @@ async function getJSON(path) {
 }
 
 function renderSummary(h) {
-  document.getElementById('hostname').textContent = h.hostname;
+  document.getElementById('hostname').textContent = visible(h.hostname);
   const cards = [
     ['mode', h.mode],
     ['period', fmt(h.period_ms / 1000, 1) + ' s'],
@@ -176,7 +185,7 @@ function perVM(field) {
   }
   let i = 0;
   return [...byName].map(([name, points]) =>
-    ({ label: name, color: COLORS[i++ % COLORS.length], points }));
+    ({ label: visible(name), color: COLORS[i++ % COLORS.length], points }));
 }
 
 function chartNote(legendId, text) {

@@ -290,6 +290,15 @@ START_TEST(test_escape_cases)
 	ck_assert_str_eq(ESC("\xe2z\xac"), "\\xe2z\\xac");
 	/* C1 controls are terminal controls too. */
 	ck_assert_str_eq(ESC("\xc2\x9b"), "\\xc2\\x9b");
+	/* Bidi controls and separators, at the edges of their ranges. */
+	ck_assert_str_eq(ESC("a\xe2\x80\xaex"), "a\\u202ex");
+	ck_assert_str_eq(ESC("\xe2\x80\xaa\xe2\x80\xa8\xe2\x80\xa9"),
+	    "\\u202a\\u2028\\u2029");
+	ck_assert_str_eq(ESC("\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f"
+	    "\xd8\x9c"), "\\u2066\\u2069\\u200e\\u200f\\u061c");
+	/* Their neighbours pass. */
+	ck_assert_str_eq(ESC("\xe2\x80\xaf\xe2\x81\xa5\xe2\x80\x8d\xd8\x9b"),
+	    "\xe2\x80\xaf\xe2\x81\xa5\xe2\x80\x8d\xd8\x9b");
 	/* srclen, not NUL, bounds the input. */
 	ck_assert_str_eq(esc("abcdef", 3), "abc");
 }

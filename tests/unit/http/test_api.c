@@ -58,6 +58,12 @@ START_TEST(jw_escapes)
 	ck_assert_str_eq(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	free(raw);
 	free(out);
+	/* Bidi controls and separators: escaped in the text, same value. */
+	out = jw_roundtrip("x\xe2\x80\xaey\xe2\x80\xa8z\xe2\x81\xa6", &raw);
+	ck_assert_str_eq(out, "x\xe2\x80\xaey\xe2\x80\xa8z\xe2\x81\xa6");
+	ck_assert_ptr_nonnull(strstr(raw, "x\\u202ey\\u2028z\\u2066"));
+	free(raw);
+	free(out);
 	out = jw_roundtrip("a\xff" "b\xc3" "c\xe0\x80\xaf" "d\xed\xa0\x80", &raw);
 	ck_assert_str_eq(out, "a\xef\xbf\xbd" "b\xef\xbf\xbd" "c"
 	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" "d"
@@ -209,13 +215,13 @@ END_TEST
 /* One page of /api/v1/history: its periods' seqs, first and last, and more. */
 static unsigned int
 history_page(const struct host *h, uint64_t since, bool vms, uint64_t *first,
-    uint64_t *last, bool *more)
+    uint64_t *last, bool *more, size_t *len)
 {
 	struct json_object	*o, *arr, *p, *v;
-	size_t			 len, i, n;
+	size_t			 i, n;
 	char			*text;
 
-	text = api_json_history(h, 86400, since, vms, &len);
+	text = api_json_history(h, 86400, since, vms, len);
 	o = json_tokener_parse(text);
 	ck_assert_msg(o != NULL, "not JSON");
 	ck_assert(json_object_object_get_ex(o, "periods", &arr));
@@ -246,8 +252,9 @@ START_TEST(history_pages)
 	struct vm_info		 info;
 	struct vm		*vm;
 	char			 uuid[VM_UUID_LEN], name[16];
-	unsigned int		 i, n1, n2, nvms = 300, periods = 250;
-	uint64_t		 f1, l1, f2, l2;
+	unsigned int		 i, n1, n2, nvms = 300, periods = 250, pages = 0;
+	uint64_t		 f1, l1, l2;
+	size_t			 len;
 	bool			 more;
 
 	log_init("test-api", LOGL_WARNING);
@@ -281,17 +288,29 @@ START_TEST(history_pages)
 	for (i = 1; i <= periods; i++)
 		ck_assert_int_eq(host_period(h, i * 1000), 0);
 
-	n1 = history_page(h, 0, true, &f1, &l1, &more);
-	ck_assert(more);
-	ck_assert_uint_eq(n1, API_HISTORY_MAX_VM_RECORDS / nvms);
-	ck_assert_uint_eq(f1, 1);
-	n2 = history_page(h, l1, true, &f2, &l2, &more);
-	ck_assert(!more);
-	ck_assert_uint_eq(f2, l1 + 1);
-	ck_assert_uint_eq(n1 + n2, periods);
+	/*
+	 * Pages until one says there is no more: each within the record
+	 * bound and the byte bound (plus the one period that crossed it),
+	 * contiguous, and together every period once.
+	 */
+	l2 = 0;
+	n2 = 0;
+	do {
+		n1 = history_page(h, l2, true, &f1, &l1, &more, &len);
+		ck_assert_uint_ge(n1, 1);
+		ck_assert_uint_le(n1 * nvms, API_HISTORY_MAX_VM_RECORDS);
+		ck_assert_uint_le(len, API_HISTORY_MAX_BYTES + len / n1 + 64);
+		ck_assert_uint_eq(f1, l2 + 1);
+		l2 = l1;
+		n2 += n1;
+		pages++;
+	} while (more);
+	ck_assert_uint_ge(pages, 2);
+	ck_assert_uint_eq(n2, periods);
 	ck_assert_uint_eq(l2, periods);
 	/* The host figures alone are small: one answer. */
-	ck_assert_uint_eq(history_page(h, 0, false, &f1, &l1, &more), periods);
+	ck_assert_uint_eq(history_page(h, 0, false, &f1, &l1, &more, &len),
+	    periods);
 	ck_assert(!more);
 	host_free(h);
 }
