@@ -309,7 +309,9 @@ virt_refuse_xml(struct vm *vm, const char *name, size_t len)
 		return;
 	}
 	memset(&m, 0, sizeof(m));
-	m.mode = POLICY_MODE_AUTO;
+	polmeta_init(&m.pol);
+	m.present = true;
+	m.valid = false;
 	snprintf(m.error, sizeof(m.error), "the domain XML is over the"
 	    " %u-byte bound (too much metadata?); not read", VIRT_XML_MAX);
 	virt_update_meta(vm, &m, name);
