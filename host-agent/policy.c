@@ -69,6 +69,10 @@
 #define POLICY_CAP_FLOOR	0.1
 #define POLICY_BUSY		0.75
 #define POLICY_UTIL_MIN		0.5
+/* CPUs of demand a growth must bring to count as a gain. */
+#define POLICY_GAIN		0.5
+/* How long a growth that gained nothing is not tried again, ms. */
+#define POLICY_NOGAIN_MS	60000
 #define POLICY_NOCPU		UINT_MAX
 
 enum pvm_kind {
@@ -113,6 +117,8 @@ struct pvm {
 	bool		at_lo;		/* share raised to the core minimum */
 	bool		idle_floor;	/* claim below its floor's vCPUs */
 	bool		db_shrink;	/* shrink that the dead band may hold */
+	bool		censored;	/* saturated only as a confined busy VM */
+	bool		nogain;		/* its last growth brought no demand */
 	unsigned int	db_grow;	/* saturated, growth held: its target */
 	enum policy_reason reason;
 };
@@ -456,6 +462,20 @@ policy_order_cores(const struct policy_vm *vm, unsigned int *usable,
 }
 
 /*
+ * Whether a VM at vcpus preferred vCPUs with this demand was grown from
+ * there before and showed no more demand for it, not long ago.
+ */
+static bool
+policy_nogain(const struct policy_state *st, unsigned int vcpus,
+    double sample, uint64_t now_ms)
+{
+	return st->init && st->nogain_vcpus == vcpus &&
+	    sample <= st->nogain_demand + POLICY_GAIN &&
+	    now_ms >= st->nogain_ms && now_ms - st->nogain_ms <
+	    POLICY_NOGAIN_MS;
+}
+
+/*
  * Work out a VM's cores, demand and saturation.  Storage for on, order
  * and cum comes from the caller's pools.  -1 (with err) if no core has an
  * online vCPU.
@@ -463,7 +483,7 @@ policy_order_cores(const struct policy_vm *vm, unsigned int *usable,
 static int
 policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
     size_t i, struct pvm *p, unsigned int *usable, unsigned int *pairs,
-    unsigned int *grp, char *err, size_t errlen)
+    unsigned int *grp, uint64_t now_ms, char *err, size_t errlen)
 {
 	const struct policy_state *st = vm->state;
 	unsigned int	 k, w, c, nus, core0 = POLICY_NOCPU;
@@ -535,9 +555,20 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	 * demand is censored and it counts as saturated.
 	 */
 	p->saturated = vm->run_cpus >=
-	    cfg->saturation * p->cur_vcpus - POLICY_EPS ||
-	    (p->cur_vcpus < p->nonline && !vm->unmeasured &&
-	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS);
+	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
+	if (!p->saturated && p->cur_vcpus < p->nonline && !vm->unmeasured &&
+	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS &&
+	    !policy_nogain(st, p->cur_vcpus, sample, now_ms))
+		p->saturated = p->censored = true;
+	/*
+	 * The period after it grew on censored demand: did the demand rise
+	 * with the vCPUs?  If not, its demand was what it showed, and the
+	 * next time it stands at the smaller set with that demand it is
+	 * not censored (for POLICY_NOGAIN_MS).
+	 */
+	p->nogain = st->init && st->grown_vcpus != 0 && !vm->unmeasured &&
+	    p->cur_vcpus > st->grown_vcpus &&
+	    sample <= st->grown_demand + POLICY_GAIN;
 	p->util = 1;
 	p->use = vm->unmeasured ? 0 : sample;
 	if (p->cur_vcpus < p->nonline && !vm->unmeasured &&
@@ -1390,7 +1421,7 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		p->cum = cumpool + ncores + i;
 		ncores += vms[i].ncores;
 		if (policy_prep_vm(cfg, &vms[i], i, p, usable, pairs, grp,
-		    err, errlen) == -1)
+		    host->now_ms, err, errlen) == -1)
 			goto out;
 	}
 
@@ -1595,9 +1626,19 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 			st->demand_unknown = false;
 		st->demand = pv[i].demand;
 		st->contended = pv[i].contended;
+		if (pv[i].nogain) {
+			st->nogain_vcpus = st->grown_vcpus;
+			st->nogain_demand = st->grown_demand;
+			st->nogain_ms = host->now_ms;
+		}
+		st->grown_vcpus = 0;
 		if (out[i].changed) {
 			st->changes++;
 			st->last_change_ms = host->now_ms;
+			if (pv[i].censored && out[i].reason == POLICY_R_GROW) {
+				st->grown_vcpus = pv[i].cur_vcpus;
+				st->grown_demand = pv[i].use;
+			}
 		}
 		st->preferred = out[i].preferred;
 		st->cores = out[i].cores;

@@ -35,7 +35,7 @@ struct policy_config {
 	double		saturation;	/* usage/preferred at or above: saturated */
 };
 
-/* Defaults: alpha 0.5, headroom 0.5, dead band 1.0, dwell 3000 ms, ... */
+/* Defaults: alpha 1, headroom 0.5, dead band 1.0, dwell 3000 ms, shrink after 2. */
 void	policy_config_default(struct policy_config *);
 
 /*
@@ -52,6 +52,18 @@ struct policy_state {
 	unsigned int	contended;	/* consecutive periods of contention */
 	uint64_t	changes;	/* decisions that changed the set */
 	bool		demand_unknown;	/* adopted: no sample taken yet */
+	/*
+	 * Growth on censored demand (a confined VM keeping most of its
+	 * vCPUs busy): from how many preferred vCPUs, at what demand; 0
+	 * when the last decision was no such growth.  If the demand did not
+	 * rise with the vCPUs, the VM is not taken as censored at that size
+	 * and demand again for a while (nogain_*).
+	 */
+	unsigned int	grown_vcpus;
+	double		grown_demand;
+	unsigned int	nogain_vcpus;
+	double		nogain_demand;
+	uint64_t	nogain_ms;
 };
 
 void	policy_state_init(struct policy_state *);

@@ -228,9 +228,14 @@ static const struct scenario scenarios[] = {
 	    { 8, 1, 100, 1.0, 0, 0, 3, false, 3, POLICY_R_MAX_CORES },
 	    { 8, 1, 100, 1.0, 0, 0, 0, false, 8, POLICY_R_NO_CONTENTION },
 	} },
-	{ "a VM without an agent counts at its demand", 8, 0, 10, true,
-	  false, {
-	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
+	/*
+	 * Counted at its demand (4 CPUs) it would leave 2 to each of the
+	 * others; at its weighted share it counts 2.67, and they get 2.67
+	 * each, 3 + 2 in whole cores.
+	 */
+	{ "a VM without an agent counts at most at its share", 8, 0, 10,
+	  true, false, {
+	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 3, POLICY_R_FAIR_SHARE },
 	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	    { 8, 1, 100, 4.0, 0.0, 0, 0, true, 8, POLICY_R_UNSTEERED },
 	} },
@@ -241,7 +246,8 @@ static const struct scenario scenarios[] = {
 	{ "a VM using 0.6 of its core keeps it, the busy one the rest", 8,
 	  0, 10, true, false, {
 	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 7, POLICY_R_FAIR_SHARE },
-	    { 8, 1, 100, 0.6, 0.0, 0, 0, false, 1, POLICY_R_FAIR_SHARE },
+	    { 8, 1, 100, 0.6, 0.0, 0, 0, false, 1,
+	      POLICY_R_HOLD_DEAD_BAND },
 	} },
 	/*
 	 * Work conservation: an idle VM's floor costs what it uses, so the
@@ -546,6 +552,7 @@ START_TEST(test_bounds_change)
 	struct tvm	*a = tbed_add(b, 8, 1, 100);
 	struct tvm	*c = tbed_add(b, 8, 1, 100);
 
+	b->cfg.shrink_after = 3;	/* the timings below count on it */
 	tvm_load(a, 4.0, 4.0);
 	tvm_load(c, 4.0, 4.0);
 	tbed_run(b, 3);
@@ -570,6 +577,7 @@ START_TEST(test_persist_resets)
 	struct tvm	*c = tbed_add(b, 4, 1, 100);
 
 	b->cfg.ewma_alpha = 1.0;
+	b->cfg.shrink_after = 3;	/* the timings below count on it */
 	tvm_load(a, 2.0, 2.0);
 	tvm_load(c, 2.0, 2.0);
 	tbed_run(b, 2);
@@ -636,6 +644,7 @@ START_TEST(test_wakeup)
 	struct tvm	*idle = tbed_add(b, 8, 1, 100);
 	unsigned int	 i;
 
+	b->cfg.shrink_after = 3;	/* the timings below count on it */
 	tvm_load(b1, 6.0, 4.0);
 	tvm_load(b2, 6.0, 4.0);
 	tvm_load(idle, 0.05, 0);
@@ -689,14 +698,16 @@ START_TEST(test_wakeup)
 	}
 	ck_assert_msg(strstr(b->out[2].why, "idle, counted at 0.10 CPUs"),
 	    "why: %s", b->out[2].why);
+	/*
+	 * A VM wakes: the others shrink by the second period (shrink after
+	 * 2 by default), not before.
+	 */
 	tvm_load(b->v[2], 6.0, 6.0);
-	for (i = 0; i < 2; i++) {
-		tbed_step(b);
-		ck_assert(b->out[0].contended);
-		ck_assert_uint_eq(pref(b, 0), 8);
-		ck_assert_uint_eq(pref(b, 2), 8);
-		ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_PERSIST);
-	}
+	tbed_step(b);
+	ck_assert(b->out[0].contended);
+	ck_assert_uint_eq(pref(b, 0), 8);
+	ck_assert_uint_eq(pref(b, 2), 8);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_PERSIST);
 	tbed_step(b);
 	ck_assert_uint_eq(pref(b, 0), 6);
 	ck_assert_uint_eq(pref(b, 1), 5);
@@ -1020,18 +1031,19 @@ START_TEST(test_numa_spread)
 END_TEST
 
 /*
- * A guest claiming 100 runnable tasks gets no more than its weighted fair
- * share (9 CPUs / 3 equal VMs = 3), even where an honest busy VM would get
- * more because a third VM is idle.
+ * Lying guests gain nothing.  An idle guest (0.2 CPUs) claiming 10^6
+ * runnable tasks gets nothing from its neighbours: they get what they get
+ * next to an idle guest without a hint.  A busy guest claiming 10^6 gets
+ * no more than a busy honest one.
  */
 START_TEST(test_hint_bounded)
 {
 	struct tbed	*b;
-	double		 share[3], claim[3];
-	unsigned int	 vcpus[3], mode;
+	double		 share[4], claim[4];
+	unsigned int	 vcpus[4], other[4], mode;
 
-	/* 0: idle and lying, 1: busy and honest, 2: idle, no hint. */
-	for (mode = 0; mode < 3; mode++) {
+	/* 0: idle, lying; 1: busy, honest; 2: idle, no hint; 3: busy, lying. */
+	for (mode = 0; mode < 4; mode++) {
 		struct tvm	*a, *c, *d;
 
 		b = tbed_new(9, 0);
@@ -1040,34 +1052,35 @@ START_TEST(test_hint_bounded)
 		d = tbed_add(b, 8, 1, 100);
 		tvm_load(c, 4.0, 4.0);
 		tvm_load(d, 0.2, 0);
-		if (mode == 1)
+		if (mode == 1 || mode == 3)
 			tvm_load(a, 4.0, 4.0);
 		else
 			tvm_load(a, 0.2, 0);
-		if (mode == 0)
-			a->vm.hint_runnable = 100;
+		if (mode == 0 || mode == 3)
+			a->vm.hint_runnable = 1e6;
 		tbed_run(b, 10);
 		share[mode] = b->out[0].share;
 		claim[mode] = b->out[0].claim;
 		vcpus[mode] = pref(b, 0);
-		if (mode == 0)
-			ck_assert_msg(strstr(b->out[0].why, "hint 100"),
-			    "why: %s", b->out[0].why);
+		other[mode] = pref(b, 1);
+		ck_assert_msg(strstr(b->out[0].why, "hint") == NULL,
+		    "mode %u why: %s", mode, b->out[0].why);
 		ck_assert_double_lt(used_cpus(b), 9.5);
 		tbed_free(b);
 	}
-	ck_assert_double_le_tol(share[0], 3.0, 1e-9);
-	ck_assert_uint_eq(vcpus[0], 3);
+	ck_assert_double_eq_tol(claim[0], claim[2], 1e-9);
+	ck_assert_uint_eq(vcpus[0], vcpus[2]);
+	ck_assert_uint_eq(other[0], other[2]);
+	ck_assert_double_le_tol(share[3], share[1], 1e-9);
+	ck_assert_uint_eq(vcpus[3], vcpus[1]);
+	ck_assert_uint_eq(other[3], other[1]);
 	/* Honest and busy: 9 less the idle VM's 0.4, halved; 4 + 1 cores. */
 	ck_assert_double_eq_tol(share[1], 4.3, 1e-9);
 	ck_assert_uint_eq(vcpus[1], 5);
-	/*
-	 * The hint counts: without it the idle VM claims 0.4 CPUs, which
-	 * leaves room for all (8 vCPUs each, no contention).
-	 */
+	/* Idle, with or without the lie: 0.4 CPUs claimed, no contention. */
 	ck_assert_double_eq_tol(claim[2], 0.4, 1e-9);
-	ck_assert_double_eq_tol(claim[0], 3.0, 1e-9);
 	ck_assert_uint_eq(vcpus[2], 8);
+	ck_assert_uint_eq(other[2], 8);
 }
 END_TEST
 
@@ -1127,12 +1140,111 @@ START_TEST(test_no_flap_near_saturation)
 	tvm_load(c, 3.7, 0);
 	for (p = 0; p < 100; p++)
 		tbed_step(b);
-	/* One shrink from all 8 vCPUs, then nothing. */
-	ck_assert_msg(a->st.changes == 1 && c->st.changes == 1,
+	/*
+	 * c: one shrink from all 8 vCPUs, then nothing.  a: shrunk to its
+	 * share of 5, then grown into the room c leaves (c uses 3.7 of its
+	 * 5): 6 + 3.7 fits the 10 CPUs.  Then nothing.
+	 */
+	ck_assert_msg(a->st.changes == 2 && c->st.changes == 1,
 	    "changes %ju and %ju: %s", (uintmax_t)a->st.changes,
 	    (uintmax_t)c->st.changes, b->out[1].why);
+	ck_assert_uint_eq(a->st.last_change_ms, 3 * PERIOD_MS);
 	ck_assert_uint_eq(pref(b, 1), 5);
-	ck_assert_uint_eq(pref(b, 0), 5);
+	ck_assert_uint_eq(pref(b, 0), 6);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * Non-followers never gain: next to two busy VMs without an agent, the
+ * two cooperating ones get their weighted share (4 of 16 CPUs each), not
+ * what is left after the others' whole demand (0).  The decision says
+ * what took the capacity, and gives each non-follower its share (fair).
+ */
+START_TEST(test_nonfollower_share)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	unsigned int	 i;
+
+	for (i = 0; i < 4; i++) {
+		struct tvm	*t = tbed_add(b, 8, 1, 100);
+
+		tvm_load(t, 4.0, 4.0);
+		t->vm.steerable = i < 2;
+	}
+	tbed_run(b, 5);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_msg(strstr(b->out[i].why, "2 VMs without an agent "
+		    "count 8.00 CPUs at their share"), "why: %s",
+		    b->out[i].why);
+	}
+	for (i = 2; i < 4; i++) {
+		ck_assert_uint_eq(pref(b, i), 8);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_UNSTEERED);
+		ck_assert_double_eq_tol(b->out[i].fair, 4.0, 1e-9);
+		ck_assert_double_eq_tol(b->out[i].claim, 4.0, 1e-9);
+	}
+	/* Mode off is the same: it never earns more than cooperating. */
+	b->v[2]->vm.steerable = true;
+	b->v[2]->vm.mode = POLICY_MODE_OFF;
+	tbed_run(b, 5);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_int_eq(b->out[2].reason, POLICY_R_MODE_OFF);
+	ck_assert_double_eq_tol(b->out[2].fair, 4.0, 1e-9);
+	/* A non-follower using less than its share counts at its demand. */
+	tvm_load(b->v[3], 1.0, 0);
+	tbed_run(b, 5);
+	ck_assert_double_eq_tol(b->out[3].claim, 1.0, 1e-9);
+	ck_assert_uint_ge(pref(b, 0) + pref(b, 1), 10);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * Confinement censors demand.  A barrier-like guest keeps 80% of the
+ * vCPUs it is given busy, whatever their number: held to 4 of 8 it shows
+ * 3.2 CPUs, which is no room to grow back to all 8.  It settles and stays
+ * (at the vCPUs its share keeps busy: 4 CPUs / 0.8 = 5), and grows again
+ * within a period when its neighbour goes idle.
+ */
+START_TEST(test_censored_no_flap)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*v[2];
+	unsigned int	 p, i;
+	uint64_t	 changes[2];
+
+	for (i = 0; i < 2; i++)
+		v[i] = tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 70; p++) {
+		for (i = 0; i < 2; i++) {
+			unsigned int	 n = p == 0 ? 8 : pref(b, i);
+			double		 want = 0.8 * n;
+			double		 tot = p == 0 ? 12.8 : 0.8 * (pref(b, 0) +
+			    pref(b, 1));
+			double		 run = tot > 8 ? want * 8 / tot : want;
+
+			tvm_load(v[i], run, want - run);
+		}
+		tbed_step(b);
+		if (p == 9)
+			for (i = 0; i < 2; i++)
+				changes[i] = v[i]->st.changes;
+	}
+	for (i = 0; i < 2; i++) {
+		ck_assert_msg(v[i]->st.changes == changes[i],
+		    "vm%u changed %ju times after settling: %s", i,
+		    (uintmax_t)(v[i]->st.changes - changes[i]),
+		    b->out[i].why);
+		ck_assert_uint_eq(pref(b, i), 5);
+		ck_assert(b->out[i].contended);
+	}
+	/* The neighbour goes idle: the other grows at the next period. */
+	tvm_load(v[1], 0.1, 0);
+	tvm_load(v[0], 4.0, 0);
+	tbed_step(b);
+	ck_assert_msg(pref(b, 0) == 8, "%u: %s", pref(b, 0), b->out[0].why);
 	tbed_free(b);
 }
 END_TEST
@@ -1340,6 +1452,8 @@ policy_suite(void)
 	tcase_add_test(tc, test_dead_band);
 	tcase_add_test(tc, test_no_flap_near_saturation);
 	tcase_add_test(tc, test_mode_off_fixed);
+	tcase_add_test(tc, test_nonfollower_share);
+	tcase_add_test(tc, test_censored_no_flap);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
