@@ -557,14 +557,32 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	p->saturated = vm->run_cpus >=
 	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
 	if (!p->saturated && p->cur_vcpus < p->nonline && !vm->unmeasured &&
-	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS &&
-	    !policy_nogain(st, p->cur_vcpus, sample, now_ms))
+	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
 		p->saturated = p->censored = true;
 	/*
-	 * The period after it grew on censored demand: did the demand rise
-	 * with the vCPUs?  If not, its demand was what it showed, and the
-	 * next time it stands at the smaller set with that demand it is
-	 * not censored (for POLICY_NOGAIN_MS).
+	 * Held to fewer vCPUs than it has, a saturated VM may have more
+	 * work than vCPUs, or just as much.  The guest's hint tells: no
+	 * more runnable tasks than preferred vCPUs and it is not short
+	 * (lowering its own claim, such a hint needs no trust).  Without a
+	 * hint, what happened the last time it grew from here tells: if
+	 * its demand did not rise then, it is taken as not short for a
+	 * while (POLICY_NOGAIN_MS).  More runnable tasks than vCPUs
+	 * overrides that memory: its work has changed.
+	 */
+	if (p->saturated && p->cur_vcpus < p->nonline) {
+		double	h = vm->hint_runnable;
+
+		if (h >= 0 && h <= p->cur_vcpus)
+			p->saturated = false;
+		else if (!(h > p->cur_vcpus + POLICY_GAIN) &&
+		    policy_nogain(st, p->cur_vcpus, sample, now_ms))
+			p->saturated = false;
+		if (!p->saturated)
+			p->censored = false;
+	}
+	/*
+	 * The period after it grew as saturated: did the demand rise with
+	 * the vCPUs?  If not, its demand was what it showed there.
 	 */
 	p->nogain = st->init && st->grown_vcpus != 0 && !vm->unmeasured &&
 	    p->cur_vcpus > st->grown_vcpus &&
@@ -1111,6 +1129,7 @@ policy_decide_domain(const struct policy_config *cfg,
 		p->share = it[na].out;
 		p->at_lo = it[na].raised;
 		na++;
+
 		p->base_k = policy_cores_within(p, p->share);
 		if (p->base_k < p->lo_k)
 			p->base_k = p->lo_k;
@@ -1635,7 +1654,7 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		if (out[i].changed) {
 			st->changes++;
 			st->last_change_ms = host->now_ms;
-			if (pv[i].censored && out[i].reason == POLICY_R_GROW) {
+			if (pv[i].saturated && out[i].reason == POLICY_R_GROW) {
 				st->grown_vcpus = pv[i].cur_vcpus;
 				st->grown_demand = pv[i].use;
 			}

@@ -20,7 +20,7 @@ struct ctl_vm {
 	struct gov	 gov;
 	uint64_t	 gov_next_us;
 	struct policy_state pst;
-	double		 prev_run_us, prev_delay_us;
+	double		 prev_run_us, prev_delay_us, prev_runnable_us;
 };
 
 struct ctl {
@@ -162,7 +162,7 @@ ctl_prefcpu(struct ctl *c)
 	struct policy_vm	*p;
 	struct ctl_vm		*v;
 	uint64_t		 now = sim_now_us(c->sim);
-	double			 run, delay, rs, ds;
+	double			 run, delay, rs, ds, rt;
 	unsigned int		 i, j;
 	char			 err[256];
 
@@ -194,7 +194,11 @@ ctl_prefcpu(struct ctl *c)
 		p->steerable = c->sc->vms[i].agent;
 		p->run_cpus = (rs - v->prev_run_us) / (double)c->period_us;
 		p->delay_cpus = (ds - v->prev_delay_us) / (double)c->period_us;
-		p->hint_runnable = -1;
+		/* The guest agent's report: mean runnable tasks. */
+		rt = sim_vm_runnable_us(c->sim, i);
+		p->hint_runnable = c->sc->vms[i].agent ?
+		    (rt - v->prev_runnable_us) / (double)c->period_us : -1;
+		v->prev_runnable_us = rt;
 		p->state = &v->pst;
 		v->prev_run_us = rs;
 		v->prev_delay_us = ds;

@@ -77,6 +77,7 @@ struct sim_vm {
 	uint64_t	rng;
 	struct sim_vcpu	**run;		/* scratch: vCPUs on a pCPU */
 	struct sim_vm_stat st;
+	double		runnable_us;	/* runnable tasks x time, cumulative */
 };
 
 struct sim {
@@ -639,6 +640,8 @@ sim_host_sched(struct sim *s)
 	}
 }
 
+static unsigned int sim_vm_runnable_now(const struct sim_vm *);
+
 void
 sim_tick(struct sim *s)
 {
@@ -647,6 +650,8 @@ sim_tick(struct sim *s)
 	for (i = 0; i < s->nvm; i++) {
 		sim_guest_tasks(s, &s->vm[i]);
 		sim_guest_sched(s, &s->vm[i]);
+		s->vm[i].runnable_us += sim_vm_runnable_now(&s->vm[i]) *
+		    s->tick;
 	}
 	sim_host_sched(s);
 	for (p = 0; p < s->sc->pcpus; p++)
@@ -799,6 +804,34 @@ uint64_t
 sim_pref_changes(const struct sim *s, unsigned int vm)
 {
 	return s->vm[vm].changes;
+}
+
+/* Tasks of the VM that are runnable now. */
+static unsigned int
+sim_vm_runnable_now(const struct sim_vm *v)
+{
+	unsigned int		 i, n = 0;
+
+	for (i = 0; i < v->nt; i++)
+		switch (v->t[i].st) {
+		case T_PAR:
+		case T_CS:
+		case T_LOCKWAIT:
+		case T_BARSPIN:
+			n++;
+			break;
+		case T_BLOCKED:
+		case T_SLEEP:
+		case T_PARKED:
+			break;
+		}
+	return n;
+}
+
+double
+sim_vm_runnable_us(const struct sim *s, unsigned int vm)
+{
+	return s->vm[vm].runnable_us;
 }
 
 unsigned int

@@ -48,6 +48,11 @@ const struct cpuset *sim_preferred(const struct sim *, unsigned int vm);
 uint64_t sim_pref_changes(const struct sim *, unsigned int vm);
 /* Tasks the VM's workload has now, as the scenario sets them. */
 unsigned int sim_vm_tasks(const struct sim *, unsigned int vm);
+/*
+ * Runnable tasks of the VM times time, us, cumulative: over a period, the
+ * mean of its runnable tasks (what the guest agent reports).
+ */
+double	sim_vm_runnable_us(const struct sim *, unsigned int vm);
 /* Scenario demand changes applied so far. */
 size_t	sim_events_applied(const struct sim *);
 
