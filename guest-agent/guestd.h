@@ -31,6 +31,8 @@ struct guestd_conf {
 	size_t		 nslices;
 	enum guestd_keep keep_affinity;
 	unsigned int	 report_ms;	/* report period */
+	/* Bound of a lease a host's hello may raise the 60 s cap to. */
+	unsigned int	 max_lease_ms;
 };
 
 #endif

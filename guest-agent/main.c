@@ -29,6 +29,8 @@
 #endif
 
 #define GUESTD_REPORT_MS	5000
+/* How long a stop waits for a failed restore to succeed on a retry. */
+#define GUESTD_STOP_RETRY_MS	30000
 
 struct guestd_opts {
 	struct guestd_conf	conf;
@@ -155,6 +157,20 @@ opt_report(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 }
 
 static int
+opt_max_lease(struct guestd_opts *o, const char *v, char *err, size_t errlen)
+{
+	uint64_t	ms;
+
+	if (parse_uint(v, PROTO_MIN_LEASE_MS, PROTO_MAX_LEASE_MS, &ms) == -1) {
+		snprintf(err, errlen, "\"%s\" is not a number of ms in "
+		    "%d..%d", v, PROTO_MIN_LEASE_MS, PROTO_MAX_LEASE_MS);
+		return -1;
+	}
+	o->conf.max_lease_ms = (unsigned int)ms;
+	return 0;
+}
+
+static int
 opt_log_level(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 {
 	int	l = log_level_parse(v);
@@ -207,6 +223,9 @@ static const struct guestd_opt guestd_opts[] = {
 	    offsetof(struct guestd_conf, run_dir) },
 	{ "report-interval", 'r', "MS", opt_report,
 	    "milliseconds between reports to the host (default 5000)", 0 },
+	{ "max-lease", 0, "MS", opt_max_lease,
+	    "the longest lease a host's hello may raise the 60 s cap to; "
+	    "a lease beyond the cap is cut to it (default 60000)", 0 },
 	{ "log-level", 'l', "LEVEL", opt_log_level,
 	    "err, warning, notice, info or debug (default info)", 0 },
 	{ "json", 'j', NULL, opt_json,
@@ -336,6 +355,44 @@ guestd_min(uint64_t a, uint64_t b)
 	return a < b ? a : b;
 }
 
+/* Restore what an earlier run left; 0 when done or nothing, -1 logged. */
+static int
+guestd_recover(const struct guestd_conf *conf)
+{
+	char	err[512];
+	int	rc;
+
+	rc = backend_recover(conf, err, sizeof(err));
+	if (rc == -1) {
+		log_warnx("cannot restore what an earlier run changed: %s; "
+		    "retrying every %d s, targets refused meanwhile", err,
+		    SESSION_RETRY_MS / 1000);
+		return -1;
+	}
+	if (rc == 1)
+		log_notice("restored the originals an earlier run left");
+	return 0;
+}
+
+/* Open the configured backend; NULL (logged) when auto finds none. */
+static struct backend *
+guestd_backend(const struct guestd_conf *conf)
+{
+	struct backend	*be;
+	char		 err[512];
+
+	be = backend_open(conf, conf->backend, err, sizeof(err));
+	if (be == NULL) {
+		if (strcmp(conf->backend, "auto") != 0)
+			fatalx("%s", err);
+		log_warnx("%s; targets will be refused", err);
+	} else
+		log_info("backend %s%s", backend_name(be),
+		    backend_keeps_affinity(be) ? ", keeping task affinities" :
+		    "");
+	return be;
+}
+
 static int
 guestd_run(struct guestd_conf *conf)
 {
@@ -343,8 +400,7 @@ guestd_run(struct guestd_conf *conf)
 	struct session	*sess;
 	struct port	*port;
 	struct pollfd	 pfd[2];
-	char		 err[512];
-	uint64_t	 now, deadline;
+	uint64_t	 now, deadline, recover_at = 0;
 	int		 sigfd, lockfd, sig = 0, timeout, n, rc;
 
 	if (mkdir_p(conf->run_dir, 0755) == -1)
@@ -361,36 +417,40 @@ guestd_run(struct guestd_conf *conf)
 	 */
 	sigfd = guestd_signals();
 
-	rc = backend_recover(conf, err, sizeof(err));
-	if (rc == -1)
-		fatalx("cannot restore what an earlier run changed: %s", err);
-	if (rc == 1)
-		log_notice("restored the originals an earlier run left");
-
-	be = backend_open(conf, conf->backend, err, sizeof(err));
-	if (be == NULL) {
-		if (strcmp(conf->backend, "auto") != 0)
-			fatalx("%s", err);
-		log_warnx("%s; targets will be refused", err);
-	} else
-		log_info("backend %s%s", backend_name(be),
-		    backend_keeps_affinity(be) ? ", keeping task affinities" :
-		    "");
+	/*
+	 * Originals an earlier run left that cannot be put back now (a
+	 * cgroup busy or read-only for a while) are retried on a timer;
+	 * targets are refused meanwhile, as the state file holds them.
+	 */
+	if (guestd_recover(conf) == 0)
+		be = guestd_backend(conf);
+	else
+		recover_at = time_mono_ms() + SESSION_RETRY_MS;
 
 	sess = session_new(conf, be);
+	if (recover_at != 0)
+		session_set_backend(sess, NULL, true);
 	port = port_new(conf->port, conf->sys_root, &session_port_cbs, sess);
 	session_set_port(sess, port);
 
 	while (sig == 0) {
 		now = time_mono_ms();
+		if (recover_at != 0 && now >= recover_at) {
+			if (guestd_recover(conf) == 0) {
+				recover_at = 0;
+				be = guestd_backend(conf);
+				session_set_backend(sess, be, false);
+			} else
+				recover_at = now + SESSION_RETRY_MS;
+		}
 		port_timer(port, now);
 		session_timer(sess, now);
 
 		pfd[0].fd = sigfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = port_pollfd(port, &pfd[1].events);
-		deadline = guestd_min(port_deadline(port),
-		    session_deadline(sess));
+		deadline = guestd_min(guestd_min(port_deadline(port),
+		    session_deadline(sess)), recover_at);
 		now = time_mono_ms();
 		if (deadline == 0)
 			timeout = -1;
@@ -412,6 +472,20 @@ guestd_run(struct guestd_conf *conf)
 	}
 	log_notice("%s: stopping", strsignal(sig));
 	rc = session_shutdown(sess);
+	/*
+	 * The port may be gone (the unit stops with the device): retry
+	 * without it, until it works, a second signal, or the stop timeout.
+	 */
+	deadline = time_mono_ms() + GUESTD_STOP_RETRY_MS;
+	while (rc == -1 && time_mono_ms() < deadline) {
+		log_info("retrying the restore in %d s", SESSION_RETRY_MS / 1000);
+		pfd[0].fd = sigfd;
+		pfd[0].events = POLLIN;
+		if (poll(pfd, 1, SESSION_RETRY_MS) == 1 &&
+		    guestd_read_signal(sigfd) != 0)
+			break;
+		rc = session_shutdown(sess);
+	}
 	if (rc == -1)
 		log_warnx("the originals stay in the state file; the next "
 		    "start restores them");
@@ -438,6 +512,7 @@ main(int argc, char **argv)
 	o.conf.run_dir = GUESTD_RUN_DIR;
 	o.conf.keep_affinity = GUESTD_KEEP_AUTO;
 	o.conf.report_ms = GUESTD_REPORT_MS;
+	o.conf.max_lease_ms = PROTO_LEASE_CAP_MS;
 	o.level = LOGL_INFO;
 
 	if (argc > 1 && strcmp(argv[1], "status") == 0) {

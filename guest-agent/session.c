@@ -8,6 +8,7 @@
 #include "facts.h"
 #include "log.h"
 #include "proto.h"
+#include "ratelim.h"
 #include "session.h"
 #include "state.h"
 #include "status.h"
@@ -23,10 +24,27 @@ struct session {
 	uint64_t		 id;
 	uint64_t		 last_seq;
 
-	uint32_t		 lease_ms;
+	uint32_t		 lease_ms;	/* the last target's, capped */
+	uint32_t		 lease_cap_ms;	/* of this session */
+	bool			 lease_cut_logged;
 	uint64_t		 lease_end;	/* mono ms, 0 when none */
 	uint64_t		 retry_at;	/* mono ms, 0 when none */
 	uint64_t		 report_at;	/* mono ms, 0 when none */
+
+	/*
+	 * Targets are decided at most SESSION_APPLY_BURST at once, then one
+	 * per SESSION_APPLY_MS; one that must wait is pending, and a newer
+	 * one supersedes it (acked as such).
+	 */
+	struct ratelim		 applies;
+	bool			 pending;
+	struct proto_target	 pend;
+
+	/* Without a backend while an earlier run's originals wait. */
+	bool			 recovering;
+	/* The status file's text as last written; when its lease was. */
+	char			*status_text;
+	uint64_t		 status_lease_end;
 
 	bool			 applied;	/* a narrower set is in force */
 	struct cpuset		 set;
@@ -93,9 +111,17 @@ session_status(struct session *s)
 	    s->lease_end);
 	state_addf(&st, "status", "restore_pending", "%s",
 	    s->retry_at != 0 ? "yes" : "no");
+	state_addf(&st, "status", "lease_cap_ms", "%" PRIu32, s->lease_cap_ms);
 	state_add(&st, "status", "kernel", s->kernel);
 	state_addf(&st, "status", "started_ms", "%" PRIu64, s->started_ms);
-	status_save(s->conf, &st);
+	text = state_format(&st);
+	if (s->status_text == NULL || strcmp(text, s->status_text) != 0) {
+		status_save(s->conf, &st);
+		free(s->status_text);
+		s->status_text = text;
+		s->status_lease_end = s->lease_end;
+	} else
+		free(text);
 	state_free(&st);
 }
 
@@ -106,7 +132,10 @@ session_new(const struct guestd_conf *conf, struct backend *be)
 
 	s->conf = conf;
 	s->be = be;
-	s->lease_ms = PROTO_DEFAULT_LEASE_MS;
+	s->lease_cap_ms = target_lease_cap(conf->max_lease_ms, 0);
+	s->lease_ms = target_lease(PROTO_DEFAULT_LEASE_MS, s->lease_cap_ms);
+	ratelim_init(&s->applies, SESSION_APPLY_BURST, SESSION_APPLY_MS,
+	    time_mono_ms());
 	facts_kernel(s->kernel, sizeof(s->kernel));
 	s->nbackends = backend_usable(conf, s->backends, PROTO_MAX_BACKENDS);
 	s->started_ms = time_real_ms();
@@ -121,8 +150,19 @@ session_set_port(struct session *s, struct port *port)
 }
 
 void
+session_set_backend(struct session *s, struct backend *be, bool recovering)
+{
+	s->be = be;
+	s->recovering = recovering;
+	session_status(s);
+}
+
+void
 session_free(struct session *s)
 {
+	if (s == NULL)
+		return;
+	free(s->status_text);
 	free(s);
 }
 
@@ -212,10 +252,16 @@ session_hello(struct session *s, const struct proto_msg *m)
 	s->id = m->hello_host.session;
 	s->last_seq = 0;
 	s->report_at = time_mono_ms();
+	/* A target of the last session still waiting is not for this one. */
+	s->pending = false;
+	s->lease_cap_ms = target_lease_cap(s->conf->max_lease_ms,
+	    m->hello_host.max_lease_ms);
+	s->lease_cut_logged = false;
 	proto_session_format(s->id, sid);
 	str_escape(host, sizeof(host), m->hello_host.host,
 	    strlen(m->hello_host.host));
-	log_info("session %s with host %s", sid, host);
+	log_info("session %s with host %s (leases of %" PRIu32 " ms at most)",
+	    sid, host, s->lease_cap_ms);
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_HELLO_GUEST;
@@ -249,23 +295,18 @@ session_hello(struct session *s, const struct proto_msg *m)
 	facts_free(&f);
 }
 
+/* Decide a target whose seq and session were checked: apply, ack. */
 static void
-session_target(struct session *s, const struct proto_msg *m)
+session_decide(struct session *s, const struct proto_target *t)
 {
-	const struct proto_target	*t = &m->target;
 	struct facts			 f;
 	struct cpuset			 set;
 	char				 err[PROTO_MAX_ERROR], *text;
 	const char			*error = NULL;
 
-	if (t->session != s->id) {
-		log_info("target %" PRIu64 " of another session ignored",
-		    t->seq);
-		return;
-	}
-	if (t->seq <= s->last_seq) {
-		log_info("stale target %" PRIu64 " ignored (last %" PRIu64 ")",
-		    t->seq, s->last_seq);
+	if (s->recovering) {
+		session_ack(s, t->seq, NULL, "an earlier run's originals are "
+		    "not restored yet");
 		return;
 	}
 	if (facts_read(&f, s->conf, err, sizeof(err)) == -1) {
@@ -282,9 +323,13 @@ session_target(struct session *s, const struct proto_msg *m)
 		session_ack(s, t->seq, NULL, err);
 		return;
 	}
-	s->last_seq = t->seq;
-	s->lease_ms = t->lease_ms;
-	s->lease_end = time_mono_ms() + t->lease_ms;
+	s->lease_ms = target_lease(t->lease_ms, s->lease_cap_ms);
+	if (s->lease_ms < t->lease_ms && !s->lease_cut_logged) {
+		log_notice("lease of %" PRIu32 " ms cut to %" PRIu32 " ms "
+		    "(target %" PRIu64 ")", t->lease_ms, s->lease_ms, t->seq);
+		s->lease_cut_logged = true;
+	}
+	s->lease_end = time_mono_ms() + s->lease_ms;
 
 	if (s->be == NULL) {
 		error = "no backend works on this guest";
@@ -313,6 +358,51 @@ session_target(struct session *s, const struct proto_msg *m)
 	session_ack(s, t->seq, &set, error);
 }
 
+/* Ack the pending target as not applied, for why; it is dropped. */
+static void
+session_drop_pending(struct session *s, const char *why)
+{
+	if (!s->pending)
+		return;
+	log_debug("target %" PRIu64 " dropped: %s", s->pend.seq, why);
+	session_ack(s, s->pend.seq, NULL, why);
+	s->pending = false;
+}
+
+static void
+session_target(struct session *s, const struct proto_msg *m)
+{
+	const struct proto_target	*t = &m->target;
+	uint64_t			 last;
+	char				 why[PROTO_MAX_ERROR];
+
+	if (t->session != s->id) {
+		log_info("target %" PRIu64 " of another session ignored",
+		    t->seq);
+		return;
+	}
+	last = s->pending && s->pend.seq > s->last_seq ? s->pend.seq :
+	    s->last_seq;
+	if (t->seq <= last) {
+		log_info("stale target %" PRIu64 " ignored (last %" PRIu64 ")",
+		    t->seq, last);
+		return;
+	}
+	if (s->pending) {
+		snprintf(why, sizeof(why), "superseded by target %" PRIu64
+		    " before it was applied", t->seq);
+		session_drop_pending(s, why);
+	}
+	/* Seq order holds from arrival: a refused target is not retried. */
+	s->last_seq = t->seq;
+	if (ratelim_take(&s->applies, time_mono_ms()))
+		session_decide(s, t);
+	else {
+		s->pending = true;
+		s->pend = *t;
+	}
+}
+
 static void
 session_release(struct session *s, const struct proto_msg *m)
 {
@@ -320,6 +410,7 @@ session_release(struct session *s, const struct proto_msg *m)
 		log_info("release of another session ignored");
 		return;
 	}
+	session_drop_pending(s, "released before it was applied");
 	s->lease_end = 0;
 	session_restore(s, "released by the host");
 	session_status(s);
@@ -335,7 +426,9 @@ session_ping(struct session *s, const struct proto_msg *m)
 	msg.ping.seq = m->ping.seq;
 	if (s->lease_end != 0) {
 		s->lease_end = time_mono_ms() + s->lease_ms;
-		session_status(s);
+		/* A ping alone rewrites the status file once a second at most. */
+		if (s->lease_end >= s->status_lease_end + SESSION_STATUS_MS)
+			session_status(s);
 	}
 	session_send(s, &msg);
 }
@@ -428,6 +521,7 @@ session_disconnected(void *arg)
 	/* The lease runs on; the next connection starts with a hello. */
 	s->in_session = false;
 	s->report_at = 0;
+	s->pending = false;
 	session_status(s);
 }
 
@@ -451,8 +545,12 @@ session_min(uint64_t a, uint64_t b)
 uint64_t
 session_deadline(const struct session *s)
 {
-	return session_min(session_min(s->lease_end, s->retry_at),
-	    s->report_at);
+	uint64_t	d;
+
+	d = session_min(session_min(s->lease_end, s->retry_at), s->report_at);
+	if (s->pending)
+		d = session_min(d, ratelim_ready(&s->applies, time_mono_ms()));
+	return d;
 }
 
 static void
@@ -474,6 +572,13 @@ session_report(struct session *s)
 void
 session_timer(struct session *s, uint64_t now)
 {
+	struct proto_target	t;
+
+	if (s->pending && ratelim_take(&s->applies, now)) {
+		s->pending = false;
+		t = s->pend;
+		session_decide(s, &t);
+	}
 	if (s->lease_end != 0 && now >= s->lease_end) {
 		s->lease_end = 0;
 		if (s->applied || (s->be != NULL && backend_changed(s->be)))

@@ -7,6 +7,7 @@
 #ifndef PREFCPU_GUEST_SESSION_H
 #define PREFCPU_GUEST_SESSION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,11 @@
 #include "port.h"
 
 #define SESSION_RETRY_MS	5000	/* between tries of a failed restore */
+/* Targets decided at once, then one per SESSION_APPLY_MS (4 a second). */
+#define SESSION_APPLY_BURST	4
+#define SESSION_APPLY_MS	250
+/* Least time between two status writes that only move the lease. */
+#define SESSION_STATUS_MS	1000
 
 struct session;
 
@@ -22,6 +28,12 @@ struct session;
 struct session *session_new(const struct guestd_conf *, struct backend *);
 void	session_free(struct session *);
 void	session_set_port(struct session *, struct port *);
+/*
+ * Set the backend once it opens; recovering: an earlier run's originals
+ * are not restored yet, so targets are refused until they are.
+ */
+void	session_set_backend(struct session *, struct backend *,
+	    bool recovering);
 
 /* The port's callbacks; arg is the session. */
 extern const struct port_cbs session_port_cbs;

@@ -1,6 +1,7 @@
 /* Target safety checks: pure functions over cpusets. */
 #include <stdio.h>
 
+#include "proto.h"
 #include "target.h"
 
 int
@@ -33,4 +34,20 @@ target_check(const struct cpuset *req, const struct cpuset *online,
 	}
 	*out = set;
 	return 0;
+}
+
+uint32_t
+target_lease_cap(uint32_t guest_max_ms, uint32_t hello_max_ms)
+{
+	uint32_t	cap = PROTO_LEASE_CAP_MS;
+
+	if (hello_max_ms > cap)
+		cap = hello_max_ms;
+	return cap < guest_max_ms ? cap : guest_max_ms;
+}
+
+uint32_t
+target_lease(uint32_t lease_ms, uint32_t cap_ms)
+{
+	return lease_ms < cap_ms ? lease_ms : cap_ms;
 }

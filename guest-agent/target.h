@@ -3,6 +3,7 @@
 #define PREFCPU_GUEST_TARGET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cpuset.h"
 
@@ -16,5 +17,14 @@
 int	target_check(const struct cpuset *req, const struct cpuset *online,
 	    const struct cpuset *cores, unsigned int ncores,
 	    struct cpuset *out, char *err, size_t errlen);
+
+/*
+ * The longest lease of a session: PROTO_LEASE_CAP_MS, or the host's
+ * hello_max_ms (0: not given) when that is more, and never more than the
+ * guest's own bound guest_max_ms (--max-lease).
+ */
+uint32_t target_lease_cap(uint32_t guest_max_ms, uint32_t hello_max_ms);
+/* A target's lease_ms cut to cap_ms. */
+uint32_t target_lease(uint32_t lease_ms, uint32_t cap_ms);
 
 #endif

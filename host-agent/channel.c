@@ -335,6 +335,9 @@ chan_hello(struct chan *c)
 	snprintf(msg.hello_host.host, sizeof(msg.hello_host.host), "%s",
 	    c->mgr->hostname);
 	msg.hello_host.period_ms = c->mgr->period_ms;
+	/* Agents cap leases at PROTO_LEASE_CAP_MS unless asked for more. */
+	if (c->mgr->conf.lease_ms > PROTO_LEASE_CAP_MS)
+		msg.hello_host.max_lease_ms = c->mgr->conf.lease_ms;
 	chan_send(c, &msg);
 }
 

@@ -75,6 +75,7 @@ static bool	ack_is_ok(const struct proto_msg *);
 static bool	ack_is_not_ok(const struct proto_msg *);
 static bool	error_has_seq(const struct proto_msg *);
 static bool	governor_set(const struct proto_msg *);
+static bool	hello_max_lease_set(const struct proto_msg *);
 static bool	hello_applied_set(const struct proto_msg *);
 
 #define BODY(memb)	offsetof(struct proto_msg, memb)
@@ -87,6 +88,10 @@ static const struct field hello_host_fields[] = {
 	{ .name = "period_ms", .kind = FK_U32,
 	  .off = BODY(hello_host.period_ms),
 	  .min = 1, .max = PROTO_MAX_PERIOD_MS },
+	{ .name = "max_lease_ms", .kind = FK_U32,
+	  .off = BODY(hello_host.max_lease_ms),
+	  .min = PROTO_MIN_LEASE_MS, .max = PROTO_MAX_LEASE_MS,
+	  .flags = FF_OPTIONAL, .present = hello_max_lease_set },
 };
 
 static const struct field hello_guest_fields[] = {
@@ -213,6 +218,12 @@ static bool
 governor_set(const struct proto_msg *m)
 {
 	return m->hello_guest.governor[0] != '\0';
+}
+
+static bool
+hello_max_lease_set(const struct proto_msg *m)
+{
+	return m->hello_host.max_lease_ms != 0;
 }
 
 static bool

@@ -35,6 +35,12 @@
 #define PROTO_MAX_LEASE_MS	3600000
 #define PROTO_DEFAULT_LEASE_MS	15000
 /*
+ * The longest lease a guest agent takes unless the host's hello raises it
+ * (max_lease_ms), and then only within a bound the guest configures: a
+ * guest whose host vanished is confined for a minute at most by default.
+ */
+#define PROTO_LEASE_CAP_MS	60000
+/*
  * The guest's error about a target that arrived before any hello (its
  * agent restarted while the host kept the connection): the host answers
  * with a hello.
@@ -63,6 +69,11 @@ struct proto_hello_host {
 	uint64_t	session;	/* random, never 0; hex on the wire */
 	char		host[PROTO_MAX_TEXT];
 	uint32_t	period_ms;	/* 1 .. 3600000 */
+	/*
+	 * Optional, 0 when absent: the longest lease this host sends when it
+	 * is over PROTO_LEASE_CAP_MS; the guest honours it up to its own bound.
+	 */
+	uint32_t	max_lease_ms;
 };
 
 struct proto_hello_guest {

@@ -793,6 +793,198 @@ def sc_figures(tree):
     return None, agent
 
 
+def break_file(path):
+    """Make a cgroup file unwritable: a directory in its place."""
+    os.unlink(path)
+    os.mkdir(path)
+
+
+def mend_file(path, text):
+    os.rmdir(path)
+    write(path, text)
+
+
+class Drain:
+    """Reads the agent's replies in a thread while the test floods."""
+
+    def __init__(self, host):
+        import threading
+        self.host = host
+        self.msgs = []
+        self.stop = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stop:
+            try:
+                self.msgs.append(self.host.recv_any(0.2))
+            except Fail:
+                pass
+
+    def join(self):
+        self.stop = True
+        self.thread.join()
+        return self.msgs
+
+
+def sc_flood(tree):
+    """A host that floods targets and pings: applies and writes bounded."""
+    host, agent = started(tree, "--log-level", "notice")
+    host.hello()
+    hz = os.sysconf("SC_CLK_TCK")
+    status_path = os.path.join(tree.run, "prefcpu-guestd.status")
+    drain = Drain(host)
+    t0, w0 = agent.cpu_ticks(), time.monotonic()
+    seq = pings = 0
+    lines = []
+    while time.monotonic() - w0 < 5:
+        # The audit's hostile host: 400 targets/s and 900 pings/s.
+        for i in range(9):
+            if i < 4:
+                seq += 1
+                cpus = ("0-3", "0-5", "2-7")[seq % 3]
+                lines.append(json.dumps({
+                    "v": 1, "type": "target", "session": SESSION,
+                    "seq": seq, "preferred": cpus,
+                    "lease_ms": 15000}).encode() + b"\n")
+            pings += 1
+            lines.append(json.dumps({"v": 1, "type": "ping",
+                                     "seq": pings}).encode() + b"\n")
+        host.send_raw(b"".join(lines))
+        lines = []
+        time.sleep(0.01)
+    wall = time.monotonic() - w0
+    used = agent.cpu_ticks() - t0
+    last = ("0-3", "0-5", "2-7")[seq % 3]
+    time.sleep(0.6)     # the last pending target is decided
+    msgs = drain.join()
+    acks = [m for m in msgs if m["type"] == "ack"]
+    pongs = [m for m in msgs if m["type"] == "pong"]
+    applied = [a for a in acks if a["ok"]]
+    superseded = [a for a in acks if not a["ok"] and
+                  "superseded by target" in a.get("error", "")]
+    print("flood: %d targets and %d pings in %.1f s (%.0f messages/s): "
+          "agent CPU %d ticks = %.1f%% of a CPU; %d targets decided, "
+          "%d acked as superseded, %d pongs" %
+          (seq, pings, wall, (seq + pings) / wall, used,
+           100.0 * used / hz / wall, len(applied), len(superseded),
+           len(pongs)))
+    check(len(pongs) == pings, "every ping answered")
+    check(sorted(a["seq"] for a in acks) == list(range(1, seq + 1)),
+          "every target is acked once: %d acks for %d targets" %
+          (len(acks), seq))
+    other = [a for a in acks if not a["ok"] and
+             "superseded by target" not in a.get("error", "")]
+    check(not other, "each ack says applied or superseded: %r" % other[:3])
+    check(len(applied) <= 4 + 4 * (wall + 0.6) + 1,
+          "%d targets decided in %.1f s: at most 4 at once, then 4/s" %
+          (len(applied), wall))
+    check(acks[-1]["seq"] == seq and acks[-1]["ok"] and
+          tree.cpus("workload") == last,
+          "the newest target is the one in force: %r, workload %s" %
+          (acks[-1], tree.cpus("workload")))
+    # Pings alone: the status file is rewritten once a second at most.
+    inodes = set()
+    drain = Drain(host)
+    w0 = time.monotonic()
+    t0 = agent.cpu_ticks()
+    n = 0
+    while time.monotonic() - w0 < 3:
+        host.send_raw(b"".join(json.dumps({"v": 1, "type": "ping",
+                                           "seq": 100000 + n + i}).encode() +
+                               b"\n" for i in range(9)))
+        n += 9
+        try:
+            inodes.add(os.stat(status_path).st_ino)
+        except FileNotFoundError:
+            pass
+        time.sleep(0.01)
+    wall = time.monotonic() - w0
+    used = agent.cpu_ticks() - t0
+    drain.join()
+    print("ping flood: %d pings in %.1f s: agent CPU %.1f%% of a CPU, "
+          "%d status file versions seen" %
+          (n, wall, 100.0 * used / hz / wall, len(inodes)))
+    check(len(inodes) <= wall + 2, "%d status writes in %.1f s of pings" %
+          (len(inodes), wall))
+    return host, agent
+
+
+def sc_lease_cap(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3", lease_ms=3600000)["ok"], "applied")
+    rc, out = status(tree, "--json")
+    left = json.loads(out)["lease_left_ms"]
+    check(0 < left <= 60000, "a one-hour lease cut to 60 s: %r ms" % left)
+    check("lease of 3600000 ms cut to 60000 ms" in agent.text(),
+          "the log says so")
+    print("one-hour lease: %d ms left right after the target" % left)
+    agent.signal(signal.SIGTERM)
+    agent.wait()
+    agent.stop()
+    host.close()
+    # A guest that allows up to 2 min: a hello asking 90 s gets 90 s.
+    host, agent = started(tree, "--max-lease", "120000")
+    host.send_raw(b"\n")
+    host.send({"type": "hello", "session": SESSION, "host": "test-host",
+               "period_ms": 1000, "max_lease_ms": 90000})
+    host.recv("hello")
+    check(host.apply(1, "0-3", lease_ms=3600000)["ok"], "applied")
+    left = json.loads(status(tree, "--json")[1])["lease_left_ms"]
+    check(60000 < left <= 90000, "the hello raised the cap to 90 s: %r" %
+          left)
+    agent.signal(signal.SIGTERM)
+    agent.wait()
+    agent.stop()
+    host.close()
+    # The cut is enforced: a 1 s bound ends a one-hour lease in 1 s.
+    host, agent = started(tree, "--max-lease", "1000")
+    host.send_raw(b"\n")
+    host.send({"type": "hello", "session": SESSION, "host": "test-host",
+               "period_ms": 1000, "max_lease_ms": 3600000})
+    host.recv("hello")
+    check(host.apply(1, "0-3", lease_ms=3600000)["ok"], "applied")
+    check(tree.cpus("workload") == "0-3", "narrowed")
+    wait_for(lambda: tree.cpus("workload") == "", "the capped lease ends",
+             3)
+    return host, agent
+
+
+def sc_restore_retry(tree):
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3", lease_ms=800)["ok"], "applied")
+    break_file(tree.c("workload/cpuset.cpus"))
+    host.close()        # the port is gone: the socket is removed
+    wait_for(lambda: "restoring the originals (lease ended)" in agent.text(),
+             "a failed restore", 3)
+    check(json.loads(status(tree, "--json")[1])["restore_pending"],
+          "status: restore pending")
+    time.sleep(1)
+    check(agent.proc.poll() is None and
+          os.path.exists(tree.state_file()), "still running, state kept")
+    mend_file(tree.c("workload/cpuset.cpus"), "0-3\n")
+    wait_for(lambda: tree.cpus("workload") == "" and
+             not os.path.exists(tree.state_file()),
+             "the restore retried without the port", 8)
+    # A stop whose restore fails retries until it works.
+    host = Host(tree.sock)
+    host.accept()
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "applied again")
+    break_file(tree.c("workload/cpuset.cpus"))
+    host.close()
+    agent.signal(signal.SIGTERM)
+    time.sleep(1)
+    check(agent.proc.poll() is None, "the stop waits for the restore")
+    mend_file(tree.c("workload/cpuset.cpus"), "0-3\n")
+    check(agent.wait(10) == 0, "exit 0 once restored")
+    check(tree.cpus("workload") == "" and
+          not os.path.exists(tree.state_file()), "restored at stop")
+    return None, agent
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items()
              if name.startswith("sc_")}
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto.h"
 #include "target.h"
 #include "testlib.h"
 
@@ -118,6 +119,27 @@ START_TEST(test_core_partly_offline)
 }
 END_TEST
 
+START_TEST(test_lease_cap)
+{
+	/* Default: 60 s, whatever the host asks, unless it asks for less. */
+	ck_assert_uint_eq(target_lease_cap(PROTO_LEASE_CAP_MS, 0), 60000);
+	ck_assert_uint_eq(target_lease_cap(PROTO_LEASE_CAP_MS, 3600000), 60000);
+	ck_assert_uint_eq(target_lease(3600000, 60000), 60000);
+	ck_assert_uint_eq(target_lease(15000, 60000), 15000);
+	/* The guest allows up to 10 min: the hello raises the cap so far. */
+	ck_assert_uint_eq(target_lease_cap(600000, 0), 60000);
+	ck_assert_uint_eq(target_lease_cap(600000, 300000), 300000);
+	ck_assert_uint_eq(target_lease_cap(600000, 3600000), 600000);
+	ck_assert_uint_eq(target_lease(3600000, target_lease_cap(600000,
+	    3600000)), 600000);
+	/* A hello below 60 s does not lower the cap; the guest's bound does. */
+	ck_assert_uint_eq(target_lease_cap(600000, 1000), 60000);
+	ck_assert_uint_eq(target_lease_cap(5000, 0), 5000);
+	ck_assert_uint_eq(target_lease_cap(5000, 3600000), 5000);
+	ck_assert_uint_eq(target_lease(15000, 5000), 5000);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -130,6 +152,7 @@ main(void)
 	tcase_add_test(tc, test_refuses_offline);
 	tcase_add_test(tc, test_refuses_empty);
 	tcase_add_test(tc, test_core_partly_offline);
+	tcase_add_test(tc, test_lease_cap);
 	suite_add_tcase(s, tc);
 	return testlib_run(s);
 }
