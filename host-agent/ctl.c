@@ -708,7 +708,7 @@ static int
 ctl_explain(struct ctl *c, int argc, char **argv)
 {
 	struct json_object	*o;
-	char			*path, b1[512], b2[256];
+	char			*path, b1[512], b2[256], b3[256], b4[256];
 	int			 rc;
 
 	if ((rc = ctl_view_opts(c, argc, argv, NULL)) != CTL_OK)
@@ -777,7 +777,8 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof b1));
 		printf("  inputs: contention domain %.0f, capacity %.2f CPUs,"
 		    " demand %.2f CPUs, claim %.2f CPUs,\n"
-		    "    share %.2f CPUs, saturated %s, contended %s\n", ctl_num(o, "decision.contention_domain"),
+		    "    share %.2f CPUs, saturated %s, contended %s\n",
+		    ctl_num(o, "decision.contention_domain"),
 		    ctl_num(o, "decision.capacity"),
 		    ctl_num(o, "decision.demand"), ctl_num(o, "decision.claim"),
 		    ctl_num(o, "decision.share"),
