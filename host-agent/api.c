@@ -10,6 +10,7 @@
 
 #include "api.h"
 #include "api_jw.h"
+#include "figures.h"
 #include "util.h"
 
 static const char *const api_agent_names[] = {
@@ -30,6 +31,7 @@ void
 api_snapshot_free(struct api_snapshot *s)
 {
 	free(s->vms);
+	free(s->vcpu_stats);
 	memset(s, 0, sizeof *s);
 }
 
@@ -38,6 +40,7 @@ api_snapshot_reset(struct api_snapshot *s)
 {
 	memset(&s->host, 0, sizeof s->host);
 	s->nvms = 0;
+	s->nvcpu_stats = 0;
 }
 
 struct api_vm *
@@ -51,7 +54,24 @@ api_snapshot_vm(struct api_snapshot *s)
 	}
 	vm = &s->vms[s->nvms++];
 	memset(vm, 0, sizeof *vm);
+	vm->vcpu_first = s->nvcpu_stats;
 	return vm;
+}
+
+struct api_vcpu_stat *
+api_snapshot_vcpu(struct api_snapshot *s)
+{
+	struct api_vcpu_stat	*v;
+
+	if (s->nvcpu_stats == s->vcpu_cap) {
+		s->vcpu_cap = s->vcpu_cap ? s->vcpu_cap * 2 : 64;
+		s->vcpu_stats = xreallocarray(s->vcpu_stats, s->vcpu_cap,
+		    sizeof *s->vcpu_stats);
+	}
+	v = &s->vcpu_stats[s->nvcpu_stats++];
+	memset(v, 0, sizeof *v);
+	s->vms[s->nvms - 1].vcpu_count++;
+	return v;
 }
 
 const struct api_vm *
@@ -81,9 +101,13 @@ api_agent_state_name(enum api_agent_state st)
 double
 api_vm_delay_pct(const struct api_vm *vm)
 {
-	if (vm->vcpus == 0)
-		return 0;
-	return 100.0 * vm->delay_cpus / vm->vcpus;
+	return fig_delay_share_pct(vm->delay_cpus, vm->vcpus);
+}
+
+double
+api_host_delay_pct(const struct api_host *h)
+{
+	return fig_delay_share_pct(h->delay_cpus, h->vcpus);
 }
 
 static void
@@ -104,13 +128,15 @@ api_host_write(struct jw *w, const struct api_host *h)
 	jw_u64(w, "vcpus", h->vcpus);
 	jw_u64(w, "preferred_vcpus", h->preferred);
 	/* Over-commit: vCPUs per CPU of capacity; null with no capacity. */
-	jw_dbl(w, "overcommit", h->capacity > 0 ? h->vcpus / h->capacity : NAN);
+	jw_u64(w, "usable_cpus", h->usable_cpus);
+	jw_dbl(w, "overcommit", fig_overcommit(h->vcpus, h->usable_cpus));
 	jw_u64(w, "contention_domains", h->ndomains);
 	jw_bool(w, "contended", h->contended);
 	jw_bool(w, "over_capacity", h->over_capacity);
 	jw_dbl(w, "run_s", h->run_s);
 	jw_dbl(w, "run_delay_s", h->delay_s);
 	jw_dbl(w, "run_delay_cpus", h->delay_cpus);
+	jw_dbl(w, "run_delay_pct", api_host_delay_pct(h));
 	jw_dbl(w, "cpu_pressure_some_avg10", h->has_psi ? h->psi_some_avg10 :
 	    NAN);
 	jw_u64(w, "decisions", h->decisions);

@@ -32,6 +32,7 @@ struct api_host {
 	uint64_t	time_ms;	/* wall clock of the last period */
 	uint64_t	start_ms;	/* wall clock at start */
 	unsigned int	pcpus;		/* online host CPUs */
+	unsigned int	usable_cpus;	/* count of usable */
 	struct cpuset	usable;		/* host CPUs VMs may use */
 	double		capacity;	/* CPUs for VMs after non-VM load */
 	double		nonvm_cpus;
@@ -97,6 +98,8 @@ struct api_vm {
 	uint32_t	nr_running;
 	/* Measurements. */
 	double		run_s, delay_s;		/* counters, seconds */
+	/* Per online vCPU: entries vcpu_first.. of the snapshot's vcpu_stats. */
+	size_t		vcpu_first, vcpu_count;
 	double		run_cpus, delay_cpus;	/* last period, CPUs */
 	/* The last decision with its inputs. */
 	bool		has_decision;
@@ -104,11 +107,20 @@ struct api_vm {
 	uint64_t	decisions;	/* counter: changes of the set */
 };
 
+/* One vCPU thread's schedstat counters, in seconds. */
+struct api_vcpu_stat {
+	unsigned int	vcpu;		/* the vCPU id, libvirt's numbering */
+	double		run_s, delay_s;
+};
+
 struct api_snapshot {
 	struct api_host	host;
 	size_t		nvms;
 	struct api_vm	*vms;	/* nvms entries, owned */
 	size_t		cap;
+	size_t		nvcpu_stats;
+	struct api_vcpu_stat *vcpu_stats;	/* owned */
+	size_t		vcpu_cap;
 };
 
 void	api_snapshot_init(struct api_snapshot *);
@@ -117,13 +129,17 @@ void	api_snapshot_free(struct api_snapshot *);
 void	api_snapshot_reset(struct api_snapshot *);
 /* Append a zeroed VM and return it. */
 struct api_vm *api_snapshot_vm(struct api_snapshot *);
+/* Append a vCPU's counters to the last VM appended, and return them. */
+struct api_vcpu_stat *api_snapshot_vcpu(struct api_snapshot *);
 /* The VM named or with this UUID, or NULL. */
 const struct api_vm *api_snapshot_find(const struct api_snapshot *,
 	    const char *name_or_uuid);
 
 const char *api_agent_state_name(enum api_agent_state);
-/* Run delay of a VM last period in percent of its vCPUs' time. */
+/* Run delay share of a VM last period, in percent (figures.h). */
 double	api_vm_delay_pct(const struct api_vm *);
+/* The same for the host, over every running VM's vCPUs. */
+double	api_host_delay_pct(const struct api_host *);
 
 /*
  * JSON views.  Each returns a new NUL-terminated string (free() it) and

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "figures.h"
 #include "api_jw.h"
 #include "model.h"
 #include "util.h"
@@ -45,8 +46,8 @@ hist_rec_write(struct jw *w, const struct host *h, const struct hist_rec *r,
 			jw_dbl(w, "demand", hv->demand);
 			jw_dbl(w, "run_cpus", hv->run_cpus);
 			jw_dbl(w, "run_delay_cpus", hv->delay_cpus);
-			jw_dbl(w, "run_delay_pct", hv->vcpus ?
-			    100.0 * hv->delay_cpus / hv->vcpus : 0);
+			jw_dbl(w, "run_delay_pct",
+			    fig_delay_share_pct(hv->delay_cpus, hv->vcpus));
 			jw_str(w, "reason", policy_reason_name(
 			    (enum policy_reason)hv->reason));
 			jw_bool(w, "steerable", hv->steerable);

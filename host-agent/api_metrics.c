@@ -39,8 +39,10 @@ struct metrics_def {
 static const struct metrics_def metrics_host[] = {
 	HOST("prefcpu_host_pcpus", M_GAUGE, MV_UINT, pcpus,
 	    "Online host CPUs."),
+	HOST("prefcpu_host_usable_cpus", M_GAUGE, MV_UINT, usable_cpus,
+	    "Host CPUs that VMs may use (the machine slice's cpuset)."),
 	HOST("prefcpu_host_capacity_cpus", M_GAUGE, MV_DOUBLE, capacity,
-	    "CPUs available to VMs after non-VM load."),
+	    "Usable CPUs minus the non-VM work on them, in CPUs."),
 	HOST("prefcpu_host_nonvm_cpus", M_GAUGE, MV_DOUBLE, nonvm_cpus,
 	    "Host CPU time not explained by vCPU threads, in CPUs."),
 	HOST("prefcpu_host_demand_cpus", M_GAUGE, MV_DOUBLE, demand,
@@ -71,7 +73,7 @@ static const struct metrics_def metrics_host[] = {
 
 static const struct metrics_def metrics_vm[] = {
 	VM("prefcpu_domain_vcpus", M_GAUGE, MV_UINT, vcpus,
-	    "vCPUs of the domain."),
+	    "Online vCPUs of the domain."),
 	VM("prefcpu_domain_preferred_vcpus", M_GAUGE, MV_UINT, decision.vcpus,
 	    "Preferred vCPUs decided for the domain (its target)."),
 	VM("prefcpu_domain_weight", M_GAUGE, MV_UINT, weight,
@@ -81,9 +83,10 @@ static const struct metrics_def metrics_vm[] = {
 	VM("prefcpu_domain_demand_cpus", M_GAUGE, MV_DOUBLE, decision.demand,
 	    "Smoothed demand (run + run delay), in CPUs."),
 	VM("prefcpu_domain_vcpu_run_seconds_total", M_COUNTER, MV_DOUBLE, run_s,
-	    "Time the domain's vCPU threads ran."),
+	    "Time the domain's vCPU threads ran, summed over its vCPUs."),
 	VM("prefcpu_domain_vcpu_run_delay_seconds_total", M_COUNTER, MV_DOUBLE,
-	    delay_s, "Time the domain's runnable vCPU threads waited."),
+	    delay_s, "Time the domain's runnable vCPU threads waited for a"
+	    " host CPU, summed over its vCPUs (the guest's steal time)."),
 	VM("prefcpu_domain_protocol_errors_total", M_COUNTER, MV_U64,
 	    proto_errors, "Protocol violations by the domain's agent."),
 	VM("prefcpu_domain_decisions_total", M_COUNTER, MV_U64, decisions,
@@ -171,6 +174,25 @@ metrics_vm_labels(FILE *f, const struct api_vm *vm)
 	fputc('"', f);
 }
 
+static void
+metrics_vcpu(FILE *f, const struct api_snapshot *s, const char *name,
+    const char *help, bool delay)
+{
+	const struct api_vcpu_stat	*v;
+	size_t				 i, k;
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	for (i = 0; i < s->nvms; i++) {
+		for (k = 0; k < s->vms[i].vcpu_count; k++) {
+			v = &s->vcpu_stats[s->vms[i].vcpu_first + k];
+			fputs(name, f);
+			metrics_vm_labels(f, &s->vms[i]);
+			fprintf(f, ",vcpu=\"%u\"} ", v->vcpu);
+			metrics_value(f, delay ? v->delay_s : v->run_s);
+		}
+	}
+}
+
 char *
 api_metrics(const struct api_snapshot *s, size_t *len)
 {
@@ -213,6 +235,16 @@ api_metrics(const struct api_snapshot *s, size_t *len)
 			    &metrics_vm[i]));
 		}
 	}
+	/*
+	 * Per vCPU, named and labelled as the libvirt exporters'
+	 * libvirt_domain_vcpu_{time,delay}_seconds_total{domain,vcpu}, from
+	 * the same schedstat fields, so that dashboards can join them.
+	 */
+	metrics_vcpu(f, s, "prefcpu_domain_vcpu_time_seconds_total",
+	    "Time the vCPU thread ran.", false);
+	metrics_vcpu(f, s, "prefcpu_domain_vcpu_delay_seconds_total",
+	    "Time the runnable vCPU thread waited for a host CPU (the"
+	    " guest's steal time).", true);
 	/* Applied exists only once the guest acked: no sample before. */
 	fputs("# HELP prefcpu_domain_applied_vcpus vCPUs the guest agent"
 	    " reported as applied.\n"

@@ -35,8 +35,10 @@ api_agent_state(const struct vm *vm)
 }
 
 static void
-api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
+api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
+    struct api_snapshot *s)
 {
+	struct api_vcpu_stat	*vs;
 	const struct vm_meta	*m = &vm->meta;
 	const struct polmeta	*pol = vm_policy(vm);
 	const struct vm_chan	*c = &vm->chan;
@@ -91,6 +93,13 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a)
 	for (i = 0; i < vm->info.nvcpus && vm->thread != NULL; i++) {
 		a->run_s += vm->thread[i].run_ns / 1e9;
 		a->delay_s += vm->thread[i].delay_ns / 1e9;
+		if (!cpuset_isset(&vm->info.online, i) ||
+		    !vm->thread[i].primed)
+			continue;
+		vs = api_snapshot_vcpu(s);
+		vs->vcpu = i;
+		vs->run_s = vm->thread[i].run_ns / 1e9;
+		vs->delay_s = vm->thread[i].delay_ns / 1e9;
 	}
 	a->run_cpus = vm->sample.valid ? vm->sample.run_cpus : 0;
 	a->delay_cpus = vm->sample.valid ? vm->sample.delay_cpus : 0;
@@ -119,6 +128,7 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 	a->time_ms = hs->real_ms;
 	a->pcpus = cpuset_count(&hs->online);
 	a->usable = hs->usable;
+	a->usable_cpus = cpuset_count(&hs->usable);
 	a->capacity = hs->capacity;
 	a->nonvm_cpus = hs->nonvm_cpus;
 	a->demand = sum->demand;
@@ -143,6 +153,6 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 		if (only == NULL || (only[0] != '\0' && vm->info.name != NULL &&
 		    (strcmp(vm->info.name, only) == 0 ||
 		    strcasecmp(vm->info.uuid, only) == 0)))
-			api_fill_vm(h, vm, api_snapshot_vm(s));
+			api_fill_vm(h, vm, api_snapshot_vm(s), s);
 	}
 }

@@ -9,7 +9,9 @@
 #include <sys/select.h>
 
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <json-c/json.h>
 
 #include "api.h"
+#include "ctl_table.h"
 #include "polmeta.h"
 #include "log.h"
 #include "util.h"
@@ -38,10 +41,19 @@ enum ctl_exit {
 	CTL_NOTFOUND = 4,
 };
 
+enum ctl_sort {
+	CTL_SORT_DEFAULT,	/* status: name, top: delay */
+	CTL_SORT_DELAY,		/* run delay share, highest first */
+	CTL_SORT_NAME,
+	CTL_SORT_VCPUS,		/* most vCPUs first */
+};
+
 struct ctl {
 	const char	*socket;
 	const char	*url;	/* base, e.g. http://127.0.0.1:9471 */
 	bool		 json;
+	bool		 wide;	/* tables: no width limit */
+	enum ctl_sort	 sort;
 	CURL		*curl;
 };
 
@@ -63,10 +75,14 @@ static int	ctl_explain(struct ctl *, int, char **);
 static int	ctl_policy(struct ctl *, int, char **);
 
 static const struct ctl_cmd ctl_cmds[] = {
-	{ "status", "", "Host summary and a table of the VMs.", ctl_status },
-	{ "top", "[--iterations N]",
-	    "Refreshing view of status, every period; q quits.", ctl_top },
-	{ "explain", "DOMAIN",
+	{ "status", "[--sort delay|name|vcpus] [--wide] [--json]",
+	    "Host summary and a table of the VMs, sized to the terminal"
+	    " (COLUMNS, else the tty; --wide: no limit), sorted by name.",
+	    ctl_status },
+	{ "top", "[--iterations N] [--sort delay|name|vcpus] [--wide] [--json]",
+	    "Refreshing view of status, every period, the most delayed VMs"
+	    " first; q quits.", ctl_top },
+	{ "explain", "DOMAIN [--json]",
 	    "A VM's policy, target, what the guest applied, agent, and the"
 	    " inputs and reason of the last decision.", ctl_explain },
 	{ "policy", "DOMAIN [--mode auto|off|fixed] [--weight N]"
@@ -76,6 +92,32 @@ static const struct ctl_cmd ctl_cmds[] = {
 	    " persistent; --dry-run prints the equivalent virsh command.",
 	    ctl_policy },
 };
+
+/* A usage error: one line naming the argument, and the command's usage. */
+static int ctl_usage_error(const char *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int
+ctl_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list	ap;
+	size_t	i;
+
+	fprintf(stderr, "prefcpuctl: %s%s", cmd != NULL ? cmd : "",
+	    cmd != NULL ? ": " : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	for (i = 0; cmd != NULL && i < nitems(ctl_cmds); i++) {
+		if (strcmp(cmd, ctl_cmds[i].name) == 0)
+			fprintf(stderr, " (usage: prefcpuctl %s %s)", cmd,
+			    ctl_cmds[i].args);
+	}
+	if (cmd == NULL)
+		fprintf(stderr, " (see prefcpuctl --help)");
+	fputc('\n', stderr);
+	return CTL_USAGE;
+}
 
 static void
 ctl_usage(FILE *f)
@@ -255,43 +297,164 @@ ctl_print_json(struct json_object *o)
 	    JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 }
 
-static void
-ctl_print_status(struct json_object *h, struct json_object *d)
+/* The VM table's columns: see ctl_table.h for min and rank. */
+enum ctl_col {
+	COL_NAME, COL_VCPUS, COL_PREF, COL_PREFSET, COL_APPLIED, COL_WEIGHT,
+	COL_SHARE, COL_DEMAND, COL_DELAY, COL_AGENT, COL_DECISION,
+};
+static const struct tab_col ctl_vm_cols[] = {
+	[COL_NAME] = { "NAME", 0, 16, 2 },
+	[COL_VCPUS] = { "VCPUS", TAB_RIGHT, 0, 99 },
+	[COL_PREF] = { "PREF", TAB_RIGHT, 0, 99 },
+	[COL_PREFSET] = { "PREF-SET", TAB_OPTIONAL, 0, 0 },
+	[COL_APPLIED] = { "APPLIED", TAB_RIGHT | TAB_OPTIONAL, 0, 5 },
+	[COL_WEIGHT] = { "WEIGHT", TAB_RIGHT, 0, 99 },
+	[COL_SHARE] = { "SHARE", TAB_RIGHT | TAB_OPTIONAL, 0, 3 },
+	[COL_DEMAND] = { "DEMAND", TAB_RIGHT, 0, 99 },
+	[COL_DELAY] = { "DELAY%", TAB_RIGHT, 0, 99 },
+	[COL_AGENT] = { "AGENT", 0, 7, 4 },
+	[COL_DECISION] = { "DECISION", 0, 10, 1 },
+};
+
+static const char *const ctl_sort_names[] = {
+	[CTL_SORT_DELAY] = "delay",
+	[CTL_SORT_NAME] = "name",
+	[CTL_SORT_VCPUS] = "vcpus",
+};
+
+static enum ctl_sort ctl_sort_key;
+
+static int
+ctl_cmp_vm(const void *a, const void *b)
 {
-	struct json_object	*arr = ctl_at(d, "domains"), *vm;
-	char			 b1[256], b2[128], b3[128], b4[128], b5[128];
+	struct json_object	*x = *(struct json_object *const *)a;
+	struct json_object	*y = *(struct json_object *const *)b;
+	double			 dx, dy;
+	const char		*nx, *ny;
+
+	nx = json_object_get_string(ctl_at(x, "name"));
+	ny = json_object_get_string(ctl_at(y, "name"));
+	switch (ctl_sort_key) {
+	case CTL_SORT_DELAY:
+		dx = ctl_num(x, "usage.run_delay_pct");
+		dy = ctl_num(y, "usage.run_delay_pct");
+		if (dx != dy)
+			return dx < dy ? 1 : -1;
+		break;
+	case CTL_SORT_VCPUS:
+		dx = ctl_num(x, "vcpus");
+		dy = ctl_num(y, "vcpus");
+		if (dx != dy)
+			return dx < dy ? 1 : -1;
+		break;
+	default:
+		break;
+	}
+	return strcmp(nx != NULL ? nx : "", ny != NULL ? ny : "");
+}
+
+/* A number, or "-" when the API has none (null or absent). */
+static const char *
+ctl_fmt(struct json_object *o, const char *path, int digits, char *buf,
+    size_t len)
+{
+	if (ctl_at(o, path) == NULL)
+		return "-";
+	snprintf(buf, len, "%.*f", digits, ctl_num(o, path));
+	return buf;
+}
+
+/* One summary line, cut to the width. */
+static void ctl_sumline(unsigned int, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+ctl_sumline(unsigned int width, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	tab_line(stdout, s, width);
+	free(s);
+}
+
+/*
+ * Host summary and VM table.  max_rows limits the rows (top on a tty),
+ * 0 none.  Figures are the API's (figures.h), never recomputed here.
+ */
+static void
+ctl_print_status(struct ctl *c, struct json_object *h, struct json_object *d,
+    enum ctl_sort sort, unsigned int width, unsigned int max_rows)
+{
+	struct json_object	*arr = ctl_at(d, "domains"), **vms;
+	struct tab		*t;
+	char			 b1[256], b2[128], b3[64], b4[64], b5[64];
 	size_t			 i, n;
 
-	printf("host %s  mode %s  period %.1f s  periods %.0f\n",
+	ctl_sumline(width, "host %s  mode %s  period %.1f s  periods %.0f",
 	    ctl_str(h, "hostname", b1, sizeof b1),
 	    ctl_str(h, "mode", b2, sizeof b2),
 	    ctl_num(h, "period_ms") / 1000, ctl_num(h, "period_seq"));
-	printf("pCPUs %.0f (usable %s)  capacity %.2f  demand %.2f"
-	    "  vCPUs %.0f  preferred %.0f  over-commit %.2f\n",
-	    ctl_num(h, "pcpus"), ctl_str(h, "usable_pcpus", b1, sizeof b1),
-	    ctl_num(h, "capacity"), ctl_num(h, "demand"), ctl_num(h, "vcpus"),
-	    ctl_num(h, "preferred_vcpus"), ctl_num(h, "overcommit"));
-	printf("run delay %.2f CPUs  CPU pressure %s %%  contended %s"
-	    "  decisions %.0f\n\n", ctl_num(h, "run_delay_cpus"),
-	    ctl_str(h, "cpu_pressure_some_avg10", b2, sizeof b2),
-	    ctl_str(h, "contended", b3, sizeof b3), ctl_num(h, "decisions"));
-	printf("%-20s %5s %-12s %-12s %6s %6s %6s %6s %-10s %s\n", "NAME",
-	    "VCPUS", "PREFERRED", "APPLIED", "WEIGHT", "SHARE", "DEMAND",
-	    "DELAY%", "AGENT", "DECISION");
+	ctl_sumline(width, "CPUs %.0f, usable %.0f (%s)  capacity %.2f CPUs"
+	    "  demand %.2f CPUs", ctl_num(h, "pcpus"),
+	    ctl_num(h, "usable_cpus"), ctl_str(h, "usable_pcpus", b1,
+	    sizeof b1), ctl_num(h, "capacity"), ctl_num(h, "demand"));
+	ctl_sumline(width, "vCPUs %.0f  preferred %.0f  over-commit %s"
+	    " vCPUs/CPU  contended %s", ctl_num(h, "vcpus"),
+	    ctl_num(h, "preferred_vcpus"), ctl_fmt(h, "overcommit", 2,
+	    b3, sizeof b3), json_object_get_boolean(ctl_at(h, "contended")) ?
+	    "yes" : "no");
+	ctl_sumline(width, "run delay %.2f CPUs, %s%% of vCPU time  CPU"
+	    " pressure %s%%  decisions %.0f", ctl_num(h, "run_delay_cpus"),
+	    ctl_fmt(h, "run_delay_pct", 1, b4, sizeof b4),
+	    ctl_fmt(h, "cpu_pressure_some_avg10", 1, b5, sizeof b5),
+	    ctl_num(h, "decisions"));
+	fputc('\n', stdout);
+
 	n = arr != NULL ? json_object_array_length(arr) : 0;
-	for (i = 0; i < n; i++) {
-		vm = json_object_array_get_idx(arr, i);
-		printf("%-20s %5.0f %-12s %-12s %6.0f %6.2f %6.2f %6.1f %-10s"
-		    " %s\n", ctl_str(vm, "name", b1, sizeof b1),
-		    ctl_num(vm, "vcpus"),
-		    ctl_str(vm, "decision.preferred", b2, sizeof b2),
-		    ctl_str(vm, "applied.cpus", b3, sizeof b3),
-		    ctl_num(vm, "policy.weight"), ctl_num(vm, "decision.share"),
-		    ctl_num(vm, "decision.demand"),
-		    ctl_num(vm, "usage.run_delay_pct"),
-		    ctl_str(vm, "agent.state", b4, sizeof b4),
-		    ctl_str(vm, "decision.reason", b5, sizeof b5));
+	if (n == 0) {
+		printf("no running VMs\n");
+		return;
 	}
+	vms = xreallocarray(NULL, n, sizeof *vms);
+	for (i = 0; i < n; i++)
+		vms[i] = json_object_array_get_idx(arr, i);
+	ctl_sort_key = sort;
+	qsort(vms, n, sizeof *vms, ctl_cmp_vm);
+	t = tab_new(ctl_vm_cols, nitems(ctl_vm_cols));
+	for (i = 0; i < n && (max_rows == 0 || i < max_rows); i++) {
+		struct json_object *vm = vms[i];
+
+		tab_row(t);
+		tab_cell(t, "%s", ctl_str(vm, "name", b1, sizeof b1));
+		tab_cell(t, "%.0f", ctl_num(vm, "vcpus"));
+		tab_cell(t, "%s", ctl_fmt(vm, "decision.vcpus", 0, b3,
+		    sizeof b3));
+		tab_cell(t, "%s", ctl_str(vm, "decision.preferred", b2,
+		    sizeof b2));
+		tab_cell(t, "%s", ctl_fmt(vm, "applied.vcpus", 0, b3,
+		    sizeof b3));
+		tab_cell(t, "%.0f", ctl_num(vm, "policy.weight"));
+		tab_cell(t, "%s", ctl_fmt(vm, "decision.share", 2, b3,
+		    sizeof b3));
+		tab_cell(t, "%s", ctl_fmt(vm, "decision.demand", 2, b3,
+		    sizeof b3));
+		tab_cell(t, "%.1f", ctl_num(vm, "usage.run_delay_pct"));
+		tab_cell(t, "%s", ctl_str(vm, "agent.state", b2, sizeof b2));
+		tab_cell(t, "%s", ctl_str(vm, "decision.reason", b2,
+		    sizeof b2));
+	}
+	tab_print(t, stdout, c->wide ? 0 : width);
+	tab_free(t);
+	if (max_rows != 0 && n > max_rows)
+		ctl_sumline(width, "... %zu more VMs (sorted by %s; a taller"
+		    " terminal shows more)", n - max_rows,
+		    ctl_sort_names[sort]);
+	free(vms);
 }
 
 /* host and domains in one object, for --json. */
@@ -311,7 +474,8 @@ ctl_fetch_status(struct ctl *c, struct json_object **h,
 }
 
 static void
-ctl_show_status(struct ctl *c, struct json_object *h, struct json_object *d)
+ctl_show_status(struct ctl *c, struct json_object *h, struct json_object *d,
+    enum ctl_sort sort, unsigned int max_rows)
 {
 	struct json_object	*o;
 
@@ -324,7 +488,66 @@ ctl_show_status(struct ctl *c, struct json_object *h, struct json_object *d)
 		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
 		json_object_put(o);
 	} else
-		ctl_print_status(h, d);
+		ctl_print_status(c, h, d, sort, c->wide ? 0 :
+		    tab_term_width(STDOUT_FILENO), max_rows);
+}
+
+/*
+ * The options of the read commands, after the command name: --json,
+ * --wide, --sort, and --iterations where iter is not NULL.  Leaves the
+ * operands in argv[optind..].  Returns CTL_OK or CTL_USAGE (said).
+ */
+static int
+ctl_view_opts(struct ctl *c, int argc, char **argv, uint64_t *iter)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "wide", no_argument, NULL, 'w' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "iterations", required_argument, NULL, 'i' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char	*cmd = argv[0];
+	size_t		 k;
+	int		 ch;
+
+	optind = 0;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			c->json = true;
+			break;
+		case 'w':
+			c->wide = true;
+			break;
+		case 's':
+			for (k = 1; k < nitems(ctl_sort_names); k++)
+				if (strcmp(optarg, ctl_sort_names[k]) == 0)
+					break;
+			if (k == nitems(ctl_sort_names))
+				return ctl_usage_error(cmd, "--sort '%s':"
+				    " expected delay, name or vcpus", optarg);
+			c->sort = (enum ctl_sort)k;
+			break;
+		case 'i':
+			if (iter == NULL)
+				return ctl_usage_error(cmd, "unknown option"
+				    " --iterations");
+			if (parse_uint(optarg, 1, UINT32_MAX, iter) != 0)
+				return ctl_usage_error(cmd, "--iterations"
+				    " '%s': expected an integer 1..%u", optarg,
+				    UINT32_MAX);
+			break;
+		case ':':
+			return ctl_usage_error(cmd, "%s needs a value",
+			    argv[optind - 1]);
+		default:
+			return ctl_usage_error(cmd, "unknown option %s",
+			    argv[optind - 1]);
+		}
+	}
+	return CTL_OK;
 }
 
 static int
@@ -333,13 +556,15 @@ ctl_status(struct ctl *c, int argc, char **argv)
 	struct json_object	*h, *d;
 	int			 rc;
 
-	if (argc != 1) {
-		ctl_usage(stderr);
-		return CTL_USAGE;
-	}
+	if ((rc = ctl_view_opts(c, argc, argv, NULL)) != CTL_OK)
+		return rc;
+	if (optind != argc)
+		return ctl_usage_error("status", "unexpected argument '%s'",
+		    argv[optind]);
 	if ((rc = ctl_fetch_status(c, &h, &d)) != CTL_OK)
 		return rc;
-	ctl_show_status(c, h, d);
+	ctl_show_status(c, h, d, c->sort != CTL_SORT_DEFAULT ? c->sort :
+	    CTL_SORT_NAME, 0);
 	json_object_put(h);
 	json_object_put(d);
 	return CTL_OK;
@@ -367,19 +592,15 @@ ctl_top(struct ctl *c, int argc, char **argv)
 	double			 period;
 	char			 ch;
 	int			 rc = CTL_OK;
-	bool			 tty = isatty(STDOUT_FILENO) && !c->json;
-	bool			 eof = false;
+	unsigned int		 rows;
+	bool			 tty, eof = false;
 
-	if (argc == 3 && strcmp(argv[1], "--iterations") == 0) {
-		if (parse_uint(argv[2], 1, UINT32_MAX, &iterations) != 0) {
-			fprintf(stderr, "prefcpuctl: --iterations: not a"
-			    " positive integer\n");
-			return CTL_USAGE;
-		}
-	} else if (argc != 1) {
-		ctl_usage(stderr);
-		return CTL_USAGE;
-	}
+	if ((rc = ctl_view_opts(c, argc, argv, &iterations)) != CTL_OK)
+		return rc;
+	if (optind != argc)
+		return ctl_usage_error("top", "unexpected argument '%s'",
+		    argv[optind]);
+	tty = isatty(STDOUT_FILENO) && !c->json;
 	if (isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO,
 	    &ctl_saved_tty) == 0) {
 		t = ctl_saved_tty;
@@ -397,7 +618,11 @@ ctl_top(struct ctl *c, int argc, char **argv)
 		period = ctl_num(h, "period_ms") / 1000;
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
-		ctl_show_status(c, h, d);
+		/* Summary 5 lines, header, "more", "(q quits)" and a blank. */
+		rows = tty ? tab_term_height(STDOUT_FILENO) : 0;
+		rows = rows > 14 ? rows - 9 : rows > 0 ? 5 : 0;
+		ctl_show_status(c, h, d, c->sort != CTL_SORT_DEFAULT ?
+		    c->sort : CTL_SORT_DELAY, rows);
 		if (tty)
 			fputs("\n(q quits)\n", stdout);
 		fflush(stdout);
@@ -437,6 +662,48 @@ ctl_domain_path(struct ctl *c, const char *domain, const char *suffix)
 	return path;
 }
 
+static const char *
+ctl_yesno(struct json_object *o, const char *path)
+{
+	return json_object_get_boolean(ctl_at(o, path)) ? "yes" : "no";
+}
+
+/* The agent line: only the fields the agent reported. */
+static void
+ctl_explain_agent(struct json_object *o)
+{
+	static const struct {
+		const char	*label, *path;
+	} fields[] = {
+		{ "", "agent.agent" },
+		{ "backend ", "agent.backend" },
+		{ "kernel ", "agent.kernel" },
+		{ "governor ", "agent.governor" },
+	};
+	struct json_object	*v;
+	const char		*state;
+	char			 buf[512];
+	size_t			 i;
+
+	state = ctl_str(o, "agent.state", buf, sizeof buf);
+	printf("agent: %s", state);
+	if (strcmp(state, "none") == 0)
+		printf(" (the domain has no org.prefcpu.0 channel)");
+	else if (strcmp(state, "waiting") == 0)
+		printf(" (the channel is there, no agent answers)");
+	for (i = 0; i < nitems(fields); i++) {
+		v = ctl_at(o, fields[i].path);
+		if (v == NULL || json_object_get_string_len(v) == 0)
+			continue;
+		printf(", %s%s", fields[i].label,
+		    ctl_str(o, fields[i].path, buf, sizeof buf));
+	}
+	if (ctl_num(o, "agent.protocol_errors") > 0)
+		printf(", protocol errors %.0f",
+		    ctl_num(o, "agent.protocol_errors"));
+	putchar('\n');
+}
+
 static int
 ctl_explain(struct ctl *c, int argc, char **argv)
 {
@@ -444,11 +711,15 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	char			*path, b1[512], b2[256], b3[256], b4[256];
 	int			 rc;
 
-	if (argc != 2) {
-		ctl_usage(stderr);
-		return CTL_USAGE;
-	}
-	path = ctl_domain_path(c, argv[1], "");
+	if ((rc = ctl_view_opts(c, argc, argv, NULL)) != CTL_OK)
+		return rc;
+	if (optind >= argc)
+		return ctl_usage_error("explain", "missing DOMAIN (a name or"
+		    " UUID)");
+	if (optind + 1 != argc)
+		return ctl_usage_error("explain", "unexpected argument '%s'",
+		    argv[optind + 1]);
+	path = ctl_domain_path(c, argv[optind], "");
 	rc = ctl_get(c, path, &o);
 	free(path);
 	if (rc != CTL_OK)
@@ -482,20 +753,19 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	printf("target: %s (seq %.0f)\n", ctl_num(o, "target.vcpus") > 0 ?
 	    ctl_str(o, "target.preferred", b1, sizeof b1) : "none sent",
 	    ctl_num(o, "target.seq"));
-	printf("applied by the guest: %s (seq %.0f)%s%s\n",
-	    ctl_str(o, "applied.cpus", b1, sizeof b1),
-	    ctl_num(o, "applied.seq"),
-	    ctl_at(o, "applied.error") ? ", error: " : "",
-	    ctl_at(o, "applied.error") ? ctl_str(o, "applied.error", b2,
-	    sizeof b2) : "");
-	printf("agent: %s %s, backend %s, kernel %s, protocol errors %.0f\n",
-	    ctl_str(o, "agent.state", b1, sizeof b1),
-	    ctl_str(o, "agent.agent", b2, sizeof b2),
-	    ctl_str(o, "agent.backend", b3, sizeof b3),
-	    ctl_str(o, "agent.kernel", b4, sizeof b4),
-	    ctl_num(o, "agent.protocol_errors"));
-	printf("usage: run %.2f CPUs, run delay %.2f CPUs (%.1f %%)\n",
-	    ctl_num(o, "usage.run_cpus"), ctl_num(o, "usage.run_delay_cpus"),
+	if (ctl_at(o, "applied.cpus") != NULL)
+		printf("applied by the guest: %s (seq %.0f)\n",
+		    ctl_str(o, "applied.cpus", b1, sizeof b1),
+		    ctl_num(o, "applied.seq"));
+	else
+		printf("applied by the guest: nothing reported\n");
+	if (ctl_at(o, "applied.error") != NULL)
+		printf("applied by the guest: error: %s\n",
+		    ctl_str(o, "applied.error", b1, sizeof b1));
+	ctl_explain_agent(o);
+	printf("usage: run %.2f CPUs, run delay %.2f CPUs, run delay share"
+	    " %.1f%% of its vCPU time\n", ctl_num(o, "usage.run_cpus"),
+	    ctl_num(o, "usage.run_delay_cpus"),
 	    ctl_num(o, "usage.run_delay_pct"));
 	if (ctl_at(o, "decision") == NULL)
 		printf("decision: none yet\n");
@@ -505,14 +775,15 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		    ctl_str(o, "decision.preferred", b2, sizeof b2),
 		    ctl_num(o, "decision.vcpus"), ctl_num(o, "decision.cores"));
 		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof b1));
-		printf("  inputs: contention domain %.0f, capacity %.2f,"
-		    " demand %.2f, claim %.2f, share %.2f, saturated %s,"
-		    " contended %s\n", ctl_num(o, "decision.contention_domain"),
+		printf("  inputs: contention domain %.0f, capacity %.2f CPUs,"
+		    " demand %.2f CPUs, claim %.2f CPUs,\n"
+		    "    share %.2f CPUs, saturated %s, contended %s\n",
+		    ctl_num(o, "decision.contention_domain"),
 		    ctl_num(o, "decision.capacity"),
 		    ctl_num(o, "decision.demand"), ctl_num(o, "decision.claim"),
 		    ctl_num(o, "decision.share"),
-		    ctl_str(o, "decision.saturated", b2, sizeof b2),
-		    ctl_str(o, "decision.contended", b3, sizeof b3));
+		    ctl_yesno(o, "decision.saturated"),
+		    ctl_yesno(o, "decision.contended"));
 	}
 	json_object_put(o);
 	return CTL_OK;
@@ -656,10 +927,13 @@ main(int argc, char **argv)
 	int		 ch, rc;
 
 	log_init("prefcpuctl", LOGL_WARNING);
+	/* For the terminal's character set only (the ellipsis). */
+	setlocale(LC_CTYPE, "");
 	memset(&c, 0, sizeof c);
 	c.socket = getenv("PREFCPU_SOCKET") != NULL ?
 	    getenv("PREFCPU_SOCKET") : CTL_DEFAULT_SOCKET;
 	/* '+': stop at the command, whose options are its own. */
+	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 's':
@@ -677,23 +951,24 @@ main(int argc, char **argv)
 		case 'V':
 			printf("prefcpuctl %s\n", PREFCPU_VERSION);
 			return CTL_OK;
+		case ':':
+			return ctl_usage_error(NULL, "%s needs a value",
+			    argv[optind - 1]);
 		default:
-			ctl_usage(stderr);
-			return CTL_USAGE;
+			return ctl_usage_error(NULL, "unknown option %s",
+			    argv[optind - 1]);
 		}
 	}
-	if (optind >= argc) {
-		ctl_usage(stderr);
-		return CTL_USAGE;
-	}
+	if (optind >= argc)
+		return ctl_usage_error(NULL, "missing COMMAND: status, top,"
+		    " explain or policy");
 	for (i = 0; i < nitems(ctl_cmds); i++) {
 		if (strcmp(argv[optind], ctl_cmds[i].name) == 0)
 			break;
 	}
-	if (i == nitems(ctl_cmds)) {
-		fprintf(stderr, "prefcpuctl: unknown command; see --help\n");
-		return CTL_USAGE;
-	}
+	if (i == nitems(ctl_cmds))
+		return ctl_usage_error(NULL, "unknown command '%s': expected"
+		    " status, top, explain or policy", argv[optind]);
 	signal(SIGPIPE, SIG_IGN);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 		fatalx("curl_global_init failed");

@@ -97,6 +97,8 @@ hconf_check(const struct hconf *c, char *err, size_t errlen)
 	}
 	if (chan_conf_check(&c->chan, err, errlen) != 0)
 		return -1;
+	if (http_conf_check(&c->http, err, errlen) != 0)
+		return -1;
 	if (c->uri[0] == '\0') {
 		snprintf(err, errlen, "uri: must not be empty");
 		return -1;

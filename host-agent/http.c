@@ -767,62 +767,17 @@ http_new_evhttp(struct http_server *srv, struct http_listener *lst,
 	return h;
 }
 
-static bool
-http_is_loopback(const struct sockaddr *sa)
-{
-	const struct sockaddr_in	*in4 = (const void *)sa;
-	const struct sockaddr_in6	*in6 = (const void *)sa;
-
-	if (sa->sa_family == AF_INET)
-		return (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
-	if (sa->sa_family == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-		    (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
-		    in6->sin6_addr.s6_addr[12] == 127);
-	return false;
-}
-
-/* "127.0.0.1:9471", "[::1]:9471"; numeric only, no name lookups. */
 static int
 http_listen_tcp(struct http_server *srv, char *err, size_t errlen)
 {
-	struct addrinfo		 hints, *ai = NULL;
+	struct addrinfo		*ai = NULL;
 	struct evconnlistener	*l;
 	struct sockaddr_storage	 ss;
 	socklen_t		 sl = sizeof ss;
-	char			 host[CONF_STRLEN], *colon, *h;
-	const char		*port;
-	int			 rc, fd = -1, one = 1;
+	int			 fd = -1, one = 1;
 
-	snprintf(host, sizeof host, "%s", srv->conf.listen);
-	colon = strrchr(host, ':');
-	if (colon == NULL) {
-		snprintf(err, errlen, "listen %s: expected ADDRESS:PORT",
-		    srv->conf.listen);
+	if (http_conf_addr(&srv->conf, &ai, err, errlen) != 0)
 		return -1;
-	}
-	*colon = '\0';
-	port = colon + 1;
-	h = host;
-	if (*h == '[' && colon > h && colon[-1] == ']') {
-		h++;
-		colon[-1] = '\0';
-	}
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
-	rc = getaddrinfo(*h ? h : NULL, port, &hints, &ai);
-	if (rc != 0) {
-		snprintf(err, errlen, "listen %s: %s", srv->conf.listen,
-		    gai_strerror(rc));
-		return -1;
-	}
-	if (!http_is_loopback(ai->ai_addr) && !srv->conf.listen_public) {
-		snprintf(err, errlen, "listen %s: not a loopback address;"
-		    " set listen-public = yes to serve it", srv->conf.listen);
-		goto fail;
-	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (fd < 0 ||
@@ -851,8 +806,8 @@ http_listen_tcp(struct http_server *srv, char *err, size_t errlen)
 			close(fd);
 		return -1;
 	}
-	log_info("http: read-only API on %s (port %u)", srv->conf.listen,
-	    srv->port);
+	log_notice("http: read-only API, dashboard and metrics on %s"
+	    " (port %u)", srv->conf.listen, srv->port);
 	return 0;
 fail:
 	if (fd >= 0)
@@ -973,7 +928,9 @@ http_listen_unix(struct http_server *srv, char *err, size_t errlen)
 			close(fd);
 		return -1;
 	}
-	log_info("http: API on unix socket %s", path);
+	log_notice("http: API on unix socket %s (group %s)", path,
+	    srv->conf.socket_group[0] != '\0' ? srv->conf.socket_group :
+	    "unchanged");
 	return 0;
 }
 
@@ -1033,10 +990,8 @@ http_start(struct event_base *base, struct host *host, const struct virt *virt,
 	srv->period_ms = period_ms;
 	srv->seen_periods = host_periods(host);
 	api_snapshot_init(&srv->snap);
-	if (conf->listen[0] == '\0' && conf->socket[0] == '\0') {
-		snprintf(err, errlen, "http: neither listen nor socket is set");
+	if (http_conf_check(conf, err, errlen) != 0)
 		goto fail;
-	}
 	if (conf->listen[0] != '\0' && http_listen_tcp(srv, err, errlen) != 0)
 		goto fail;
 	if (conf->socket[0] != '\0' && http_listen_unix(srv, err, errlen) != 0)

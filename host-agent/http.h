@@ -89,6 +89,18 @@ struct http_server;
 void	http_conf_default(struct http_conf *);
 
 /*
+ * http_conf.c: what http_start() refuses, checked without binding (for
+ * --check-config and reloads); -1 with the cause in err.
+ */
+struct addrinfo;
+struct sockaddr;
+int	http_conf_check(const struct http_conf *, char *err, size_t errlen);
+/* The listen address, parsed and allowed; freeaddrinfo() it. */
+int	http_conf_addr(const struct http_conf *, struct addrinfo **,
+	    char *err, size_t errlen);
+bool	http_is_loopback(const struct sockaddr *);
+
+/*
  * Bind the listeners and serve the model on base.  Policy writes go
  * through virt's libvirt connection (virt may be NULL: writes then answer
  * 503).  period_ms is the daemon's period.  The [http] options are read once: a change needs a

@@ -220,10 +220,11 @@ class Hostd:
                    self.dir, self.dir,
                    ''.join('%s = %s\n' % kv for kv in http_opts.items())))
 
-    def start(self, wait_periods=3, **extra_http):
+    def start(self, wait_periods=3, need_domains=True, load_interval=0.05,
+              **extra_http):
         self.binary = tool('PREFCPU_HOSTD', '')
         self._build()
-        self.synth.start_load(0.05)
+        self.synth.start_load(load_interval)
         for g in self.guests:
             g.start()
         self.conf = os.path.join(self.dir, 'hostd.conf')
@@ -238,8 +239,9 @@ class Hostd:
                 raise RuntimeError('prefcpu-hostd exited: ' + self.logtext())
             try:
                 h = self.get('/api/v1/host')
-                if h['period_seq'] >= wait_periods and self.get(
-                        '/api/v1/domains')['domains']:
+                if h['period_seq'] >= wait_periods and (
+                        not need_domains or self.get(
+                            '/api/v1/domains')['domains']):
                     return self
             except (OSError, urllib.error.URLError, ValueError):
                 pass

@@ -63,8 +63,12 @@ def main():
         t.eq(host['mode'], 'observe', 'mode')
         t.eq(host['period_ms'], 300, 'period')
         t.eq(host['cpu_pressure_some_avg10'], 42.5, 'CPU pressure')
-        t.check(abs(host['overcommit'] - host['vcpus'] / host['capacity'])
-                < 0.01, 'over-commit is vCPUs per capacity')
+        t.eq(host['usable_cpus'], F.NCPUS, 'usable CPUs counted')
+        t.check(abs(host['overcommit'] - host['vcpus'] / F.NCPUS) < 1e-6,
+                'over-commit is vCPUs per usable CPU: %r' % host['overcommit'])
+        t.check(abs(host['run_delay_pct'] - 100 * host['run_delay_cpus'] /
+                    host['vcpus']) < 0.01,
+                'host run delay share is delay over all vCPUs')
         t.check(host['contended'], 'the synthetic load is contended')
         t.check(host['run_delay_s'] > 0, 'host run delay counter moves')
         t.eq({x['name'] for x in doms['domains']}, NAMES, 'domain names')

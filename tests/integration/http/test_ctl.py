@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """prefcpuctl against the real prefcpu-hostd: every subcommand, --json
-parsed back, exit codes, and a policy change the daemon acts on."""
+parsed back, exit codes, and a policy change the daemon acts on; tables
+that fit an 80-column terminal with a 60-character domain name, sorting,
+a readable explain, and one-line usage errors."""
 import grp
 import json
 import os
@@ -161,7 +163,110 @@ def main():
         t.check(after > before, 'the daemon decided on the new weight: '
                 'share %.2f -> %.2f' % (before, after))
     t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
+    narrow(t, ctl)
     t.done()
+
+
+LONG = 'web-frontend-production-eu-west-1-customer-portal-replica-42'
+
+
+def narrow(t, ctl):
+    """COLUMNS=80 and a 60-character name: no line wider than 80."""
+    assert len(LONG) == 60
+    doms = F.DEFAULT_DOMAINS + [(LONG, 2, 1024, {}, 0.5, 0.45)]
+    env = dict(os.environ, COLUMNS='80', LANG='C.UTF-8', LC_ALL='C.UTF-8')
+
+    def run(*args, **kw):
+        return subprocess.run([ctl, '--socket', d.sock] + list(args),
+                              capture_output=True, text=True, timeout=30,
+                              env=kw.get('env', env),
+                              stdin=subprocess.DEVNULL)
+    with F.Hostd(domains=doms) as d:
+        d.start(wait_periods=4)
+        for args in (['status'], ['top', '--iterations', '1'],
+                     ['status', '--sort', 'vcpus']):
+            p = run(*args)
+            t.eq(p.returncode, 0, '%s exit' % args)
+            widest = max(len(x) for x in p.stdout.splitlines())
+            t.check(widest <= 80, '%s in 80 columns: widest line %d:\n%s'
+                    % (args, widest, p.stdout))
+            t.check(LONG[:14] in p.stdout and LONG not in p.stdout and
+                    '\u2026' in p.stdout,
+                    '%s: the long name is cut with an ellipsis' % args)
+        p = run('status', '--wide')
+        t.check(LONG in p.stdout and max(
+            len(x) for x in p.stdout.splitlines()) > 80,
+            'status --wide shows the whole name')
+        p = run('status', env=dict(env, COLUMNS='200'))
+        t.check(LONG in p.stdout, 'COLUMNS=200 shows the whole name')
+
+        # Sorting: rows in the order of the API's figures.
+        api = d.get('/api/v1/domains')['domains']
+
+        def order(out):
+            names = [x['name'] for x in api]
+            rows = []
+            for ln in out.splitlines():
+                for n in names:
+                    if ln.startswith(n[:12]) and n not in rows:
+                        rows.append(n)
+            return rows
+        p = run('status', '--wide', '--sort', 'name')
+        t.eq(order(p.stdout), sorted(x['name'] for x in api),
+             'status --sort name')
+        p = run('status', '--wide', '--sort', 'vcpus')
+        vc = [next(x['vcpus'] for x in api if x['name'] == n)
+              for n in order(p.stdout)]
+        t.eq(vc, sorted(vc, reverse=True), '--sort vcpus: most first')
+        p = run('top', '--wide', '--iterations', '1')
+        # The figures move between two requests: compare the order the
+        # table shows with its own DELAY% column.
+        col = None
+        delays = []
+        for ln in p.stdout.splitlines():
+            if ln.startswith('NAME '):
+                col = ln.split().index('DELAY%') - len(ln.split())
+            elif col is not None and ln.strip():
+                delays.append(float(ln.split()[col]))
+        t.check(len(delays) == len(api) and delays == sorted(
+            delays, reverse=True), 'top sorts by run delay share: %r'
+            % delays)
+
+        # explain: no empty fields, yes/no.
+        p = run('explain', 'db')
+        t.eq(p.returncode, 0, 'explain exit')
+        t.check(' , ' not in p.stdout and ', ,' not in p.stdout and
+                'backend ,' not in p.stdout, 'explain has no empty field:'
+                ' %r' % p.stdout)
+        t.check('agent: none (the domain has no org.prefcpu.0 channel)\n'
+                in p.stdout, 'explain says what "none" means')
+        t.check('contended yes' in p.stdout and 'true' not in p.stdout,
+                'explain says yes/no: %r' % p.stdout)
+        t.check('run delay share' in p.stdout and '% of its vCPU time'
+                in p.stdout, 'explain names the figure')
+
+        # Usage errors: one line, naming the argument (and the range).
+        for args, want in (
+                (['explain'], 'explain: missing DOMAIN'),
+                (['status', '--sort', 'cpu'],
+                 "status: --sort 'cpu': expected delay, name or vcpus"),
+                (['top', '--iterations', '0'],
+                 "top: --iterations '0': expected an integer 1..4294967295"),
+                (['status', '--bogus'], 'status: unknown option --bogus'),
+                (['status', 'extra'], "status: unexpected argument 'extra'"),
+                (['frobnicate'], "unknown command 'frobnicate'"),
+                ([], 'missing COMMAND'),
+                (['--bogus', 'status'], 'unknown option --bogus')):
+            p = run(*args)
+            lines = p.stderr.splitlines()
+            t.check(p.returncode == 2 and len(lines) == 1 and
+                    want in lines[0], 'usage error %r: exit %d, %r' % (
+                        args, p.returncode, p.stderr))
+        p = run('status', '--json')
+        t.eq(p.returncode, 0, 'status --json (after the command) works')
+        t.eq(len(json.loads(p.stdout)['domains']), len(doms),
+             'status --json parses')
+    t.check(d.clean_exit, 'prefcpu-hostd exits cleanly on SIGTERM')
 
 
 if __name__ == '__main__':

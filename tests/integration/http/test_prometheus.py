@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """A real Prometheus scrapes prefcpu-hostd's /metrics; its query API must
-return the same figures as /api/v1, and the scrape must be error-free."""
+return the same figures as /api/v1, and the scrape must be error-free.
+The Grafana dashboard's and the alert rule's run delay share, evaluated
+by that Prometheus, must be the API's run_delay_pct of the same VM, and
+the per-vCPU counters (libvirt exporters' names) must add up to the
+per-domain ones."""
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -12,6 +17,82 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hostd_fixture as F  # noqa: E402
+
+
+DEPLOY = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..',
+                      '..', 'deploy')
+
+
+def grafana_expr(title_start):
+    """The query of the dashboard panel whose title starts so, with the
+    variables as Grafana fills them for one domain of every instance."""
+    with open(os.path.join(DEPLOY, 'grafana', 'prefcpu-dashboard.json')) as f:
+        panels = json.load(f)['panels']
+    for p in panels:
+        if p.get('title', '').startswith(title_start):
+            return p['targets'][0]['expr']
+    raise AssertionError('no panel %r in the dashboard' % title_start)
+
+
+def alert_expr(name):
+    """The expression of an alert rule, read as plain text (no yaml module
+    in the standard library): the folded block after its 'expr: >-'."""
+    with open(os.path.join(DEPLOY, 'prometheus', 'prefcpu-alerts.yml')) as f:
+        text = f.read()
+    m = re.search(r'- alert: %s\n\s+expr: >-\n((?:\s{10}.*\n)+)' % name,
+                  text)
+    if m is None:
+        raise AssertionError('no alert %s' % name)
+    return ' '.join(x.strip() for x in m.group(1).splitlines())
+
+
+def check_figures(t, d, q):
+    """Run delay share: API = Grafana = alert, for the same VM."""
+    # rate() over a window the series does not fill yet underestimates:
+    # wait until 10 s windows lie wholly inside the scraped time.
+    d.wait_for('a full rate window', lambda: q(
+        'count_over_time(prefcpu_domain_vcpu_run_delay_seconds_total'
+        '{domain="db"}[20s]) >= 15'), timeout=40)
+    api = d.get('/api/v1/domains/db')['usage']['run_delay_pct']
+    # The synthetic db: 8 vCPUs, each waiting 0.3 s per second.
+    t.check(abs(api - 30) < 5, 'API run delay share of db near 30%%: %.1f'
+            % api)
+    graf = grafana_expr('Run delay share by domain')
+    graf = graf.replace('$instance', '.*').replace('$domain', 'db') \
+        .replace('$__rate_interval', '10s')
+    res = q(graf)
+    t.eq(len(res), 1, 'the Grafana query gives one series for db')
+    if res:
+        g = float(res[0]['value'][1])
+        t.check(abs(g - api) < max(3, 0.1 * api),
+                'Grafana run delay share of db %.1f = API %.1f' % (g, api))
+    rule = alert_expr('PrefcpuHighRunDelay')
+    lhs, thr = rule.rsplit(' > ', 1)
+    res = q(lhs.replace('[10m]', '[10s]'))
+    vals = {r['metric']['domain']: float(r['value'][1]) for r in res}
+    t.check('db' in vals and abs(vals['db'] - api) < max(3, 0.1 * api),
+            'alert rule run delay share of db %r = API %.1f' % (
+                vals.get('db'), api))
+    for name, x in ((x['name'], x) for x in d.get('/api/v1/domains')[
+            'domains']):
+        if name in vals:
+            t.check(abs(vals[name] - x['usage']['run_delay_pct']) < max(
+                3, 0.1 * x['usage']['run_delay_pct']),
+                'alert figure of %r %.1f = API %.1f' % (
+                    name, vals[name], x['usage']['run_delay_pct']))
+    t.check(float(thr) == 10, 'alert threshold %s%% of vCPU time' % thr)
+    # Per vCPU: one series per vCPU, labelled as libvirt's exporters do,
+    # adding up to the per-domain counter.
+    per = q('prefcpu_domain_vcpu_delay_seconds_total{domain="db"}')
+    t.eq(sorted(int(r['metric']['vcpu']) for r in per), list(range(8)),
+         'one delay series per vCPU of db, vcpu="0".."7"')
+    tot = q('sum by (domain) (prefcpu_domain_vcpu_delay_seconds_total'
+            '{domain="db"}) - on (domain) '
+            'prefcpu_domain_vcpu_run_delay_seconds_total{domain="db"}')
+    t.check(tot and abs(float(tot[0]['value'][1])) < 1e-6,
+            'per-vCPU delay counters add up to the domain\'s: %r' % tot)
+    per = q('prefcpu_domain_vcpu_time_seconds_total{domain="web"}')
+    t.eq(len(per), 4, 'one run time series per vCPU of web')
 
 
 def main():
@@ -86,6 +167,7 @@ def main():
             t.check(abs(slope - api) < max(0.5, 0.35 * api),
                     'run delay counter grows at the API rate: %.2f vs %.2f'
                     % (slope, api))
+            check_figures(t, d, q)
         finally:
             p.terminate()
             try:
