@@ -148,6 +148,31 @@ struct wf_event {
 	bool		is_hi;
 };
 
+/*
+ * Everything one policy_decide() works with, in one allocation: the
+ * inputs, each VM's and each domain's figures, and the scratch of every
+ * phase.  Sizes come from the inputs (policy_work_new()).
+ */
+struct pwork {
+	const struct policy_config *cfg;
+	const struct policy_host *host;
+	struct policy_vm *vms;
+	size_t		 n;
+	struct pvm	*pv;		/* n */
+	struct pdom	*doms;		/* ndom <= n used */
+	unsigned int	 ndom;
+	unsigned int	*idx;		/* n: VMs by domain, in VM order */
+	unsigned int	*cand;		/* n */
+	struct wf_item	*it;		/* n */
+	struct wf_event	*ev;		/* 2n */
+	unsigned int	*usable, *pairs, *grp;	/* max cores, 2x, 2x */
+	unsigned int	 npc;		/* pCPU ids: last host pCPU + 1 */
+	unsigned int	*parent, *domof;	/* npc: union-find */
+	unsigned char	*used;		/* npc */
+	size_t		 hsize;		/* power of 2 >= 2n */
+	unsigned int	*seen;		/* hsize */
+};
+
 static const char *const policy_reason_names[] = {
 	[POLICY_R_NO_CONTENTION] = "no-contention",
 	[POLICY_R_FAIR_SHARE] = "fair-share",
@@ -648,24 +673,22 @@ policy_uf_union(unsigned int *parent, unsigned int a, unsigned int b)
  * taken to run on all of the host's (its threads land somewhere).
  * Domains are numbered in the order of their first VM.
  */
-static unsigned int
-policy_domains(const struct policy_host *host, const struct policy_vm *vms,
-    size_t n, struct pvm *pv, struct pdom **domsp)
+static void
+policy_domains(struct pwork *wk)
 {
-	unsigned int	 hw, npc, *parent, *domof, ndom = 0, nhost, root, p;
-	unsigned int	*seen;
-	unsigned char	*used;
-	struct pdom	*doms;
-	size_t		 i, hsize;
-	int		 last, b;
-	bool		 fallback = false;
+	const struct policy_host *host = wk->host;
+	const struct policy_vm	*vms = wk->vms;
+	struct pvm		*pv = wk->pv;
+	unsigned int		 hw, npc = wk->npc, ndom = 0, nhost, root, p;
+	unsigned int		*parent = wk->parent, *domof = wk->domof;
+	unsigned int		*seen = wk->seen;
+	unsigned char		*used = wk->used;
+	struct pdom		*doms = wk->doms;
+	size_t			 i, n = wk->n, hsize = wk->hsize;
+	int			 b;
+	bool			 fallback = false;
 
-	last = cpuset_last(&host->pcpus);
-	npc = (unsigned int)last + 1;
 	hw = policy_words(npc);
-	parent = xreallocarray(NULL, npc, sizeof(*parent));
-	domof = xreallocarray(NULL, npc, sizeof(*domof));
-	used = xcalloc(npc, 1);
 	for (p = 0; p < npc; p++) {
 		parent[p] = p;
 		domof[p] = POLICY_NOCPU;
@@ -676,10 +699,6 @@ policy_domains(const struct policy_host *host, const struct policy_vm *vms,
 	 * Most VMs share a handful of pCPU sets (the whole host, a few pinned
 	 * groups): join each distinct set once, found by a hash of its words.
 	 */
-	hsize = 1;
-	while (hsize < 2 * n)
-		hsize *= 2;
-	seen = xreallocarray(NULL, hsize, sizeof(*seen));
 	for (i = 0; i < hsize; i++)
 		seen[i] = POLICY_NOCPU;
 	for (i = 0; i < n; i++) {
@@ -725,7 +744,6 @@ policy_domains(const struct policy_host *host, const struct policy_vm *vms,
 		}
 		pv[i].first_pcpu = first;
 	}
-	free(seen);
 	if (fallback) {
 		unsigned int	first = (unsigned int)cpuset_first(&host->pcpus);
 
@@ -741,7 +759,6 @@ policy_domains(const struct policy_host *host, const struct policy_vm *vms,
 			domof[root] = ndom++;
 		pv[i].domain = domof[root];
 	}
-	doms = xcalloc(ndom, sizeof(*doms));
 	for (p = 0; p < npc; p++)
 		if (used[p])
 			doms[domof[policy_uf_find(parent, p)]].npcpus++;
@@ -753,11 +770,7 @@ policy_domains(const struct policy_host *host, const struct policy_vm *vms,
 		if (d->capacity < POLICY_CAP_FLOOR)
 			d->capacity = POLICY_CAP_FLOOR;
 	}
-	free(parent);
-	free(domof);
-	free(used);
-	*domsp = doms;
-	return ndom;
+	wk->ndom = ndom;
 }
 
 static int
@@ -984,18 +997,60 @@ policy_count_rogues(const struct policy_vm *vms, struct pvm *pv,
 }
 
 /*
- * Decide one contention domain up to the whole-core targets (before
- * damping).  idx lists its VMs; it, ev and cand are scratch of nvm.
+ * Hints may raise a claim only where the host's own figures back
+ * them: the VM keeps its preferred vCPUs busy (run + delay), so its
+ * demand may be hidden by its confinement.  Then up to the share it
+ * would get if it claimed all its vCPUs, computed without hints: a guest
+ * that claims more runnable tasks than it has gets no more than a busy
+ * honest one, and an idle one gets nothing.
  */
 static void
-policy_decide_domain(const struct policy_config *cfg,
-    const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
-    const unsigned int *idx, struct wf_item *it, struct wf_event *ev,
-    unsigned int *cand)
+policy_hints(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
+    const unsigned int *idx, struct wf_item *it, struct wf_event *ev)
 {
-	unsigned int	 j, na, nc = 0, i;
-	double		 notsteered = 0, all, hr, used;
-	bool		 hinted = false, short_claim;
+	unsigned int	 j, na;
+
+	for (j = 0, na = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
+		    .lo = p->cum[p->lo_k], .hi = p->cum[p->hi_k] };
+	}
+	policy_waterfill(it, na, d->free, ev);
+	for (j = 0, na = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+		double		 h = vms[idx[j]].hint_runnable;
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		p->entitle = it[na++].out;
+		if (p->use < POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
+			continue;
+		if (h > p->entitle)
+			h = p->entitle;
+		if (h > p->claim + POLICY_EPS) {
+			p->claim = h;
+			p->hint_raised = true;
+		}
+	}
+}
+
+/*
+ * Phase "claims" of one domain: each steered VM's bounds and claim, what
+ * the others count at (non-followers at most at their share), the hints,
+ * and whether the domain is contended.  idx lists its VMs; it and ev are
+ * scratch of nvm.
+ */
+static void
+policy_claims(const struct policy_config *cfg, const struct policy_vm *vms,
+    struct pvm *pv, struct pdom *d, const unsigned int *idx,
+    struct wf_item *it, struct wf_event *ev)
+{
+	unsigned int	 j, i;
+	double		 notsteered = 0, all, hr;
+	bool		 hinted = false;
 
 	for (j = 0; j < d->nvm; j++) {
 		const struct policy_vm	*vm = &vms[idx[j]];
@@ -1054,42 +1109,8 @@ policy_decide_domain(const struct policy_config *cfg,
 	d->free = d->capacity - notsteered;
 	if (d->free < 0)
 		d->free = 0;
-
-	/*
-	 * Hints may raise a claim only where the host's own figures back
-	 * them: the VM keeps its preferred vCPUs busy (run + delay), so its
-	 * demand may be hidden by its confinement.  Then up to the share it
-	 * would get if it claimed all its vCPUs, computed without hints: a
-	 * guest that claims more runnable tasks than it has gets no more
-	 * than a busy honest one, and an idle one gets nothing.
-	 */
-	if (hinted) {
-		for (j = 0, na = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[idx[j]];
-
-			if (p->kind != PVM_AUTO)
-				continue;
-			it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
-			    .lo = p->cum[p->lo_k], .hi = p->cum[p->hi_k] };
-		}
-		policy_waterfill(it, na, d->free, ev);
-		for (j = 0, na = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[idx[j]];
-			double		 h = vms[idx[j]].hint_runnable;
-
-			if (p->kind != PVM_AUTO)
-				continue;
-			p->entitle = it[na++].out;
-			if (p->use < POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
-				continue;
-			if (h > p->entitle)
-				h = p->entitle;
-			if (h > p->claim + POLICY_EPS) {
-				p->claim = h;
-				p->hint_raised = true;
-			}
-		}
-	}
+	if (hinted)
+		policy_hints(vms, pv, d, idx, it, ev);
 
 	d->claims = notsteered;
 	for (j = 0; j < d->nvm; j++)
@@ -1103,6 +1124,24 @@ policy_decide_domain(const struct policy_config *cfg,
 			p->idle_floor = p->claim < p->cum[p->lo_k] -
 			    POLICY_EPS;
 	}
+}
+
+
+/*
+ * Phase "targets" of one domain: without contention every steered VM
+ * gets all its cores; with it, the weighted water-fill of what the others
+ * leave, rounded to whole cores (floors first, then the largest
+ * remainders while half a core still fits).  cand is scratch of nvm.
+ */
+static void
+policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
+    const unsigned int *idx, struct wf_item *it, struct wf_event *ev,
+    unsigned int *cand)
+{
+	unsigned int	 j, na, nc = 0;
+	double		 used;
+	bool		 short_claim;
+
 	if (!d->contended) {
 		policy_all_cores(pv, d, idx);
 		return;
@@ -1378,161 +1417,102 @@ policy_count_cores(const struct policy_vm *vm, const struct pvm *p,
 	return n;
 }
 
-int
-policy_decide(const struct policy_config *cfg, const struct policy_host *host,
-    struct policy_vm *vms, size_t n, struct policy_decision *out,
-    struct policy_summary *sum, char *err, size_t errlen)
+/*
+ * Phase "damp" of one domain: count its contention, hold the moves that
+ * damping defers, settle the dead band against the capacity, and name
+ * the reasons.
+ */
+static void
+policy_settle(struct pwork *w, struct pdom *d)
 {
-	struct pvm		*pv;
-	struct pdom		*doms;
-	struct wf_item		*it;
-	struct wf_event		*ev;
-	uint64_t		*onpool;
-	unsigned int		*corepool, *cumpool, *usable, *pairs, *grp;
-	unsigned int		*idx, *fill, *cand, ndom, maxcores = 0;
-	size_t			 i, ncw = 0, ncores = 0, nwords = 0;
-	int			 rc = -1;
+	const struct policy_config *cfg = w->cfg;
+	const struct policy_host *host = w->host;
+	struct policy_vm	*vms = w->vms;
+	struct pvm		*pv = w->pv;
+	const unsigned int	*di = w->idx + d->first;
+	unsigned int		 j;
+	double			 total = 0;
 
-	if (policy_check_config(cfg, err, errlen) == -1)
-		return -1;
-	if (cpuset_empty(&host->pcpus)) {
-		policy_err(err, errlen, NULL, 0, "host: pcpus is empty");
-		return -1;
-	}
-	if (!policy_finite_nonneg(host->nonvm_cpus)) {
-		policy_err(err, errlen, NULL, 0,
-		    "host: nonvm_cpus must be finite and >= 0");
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		if (policy_check_vm(&vms[i], i, err, errlen) == -1)
-			return -1;
-		ncores += vms[i].ncores;
-		nwords += policy_words(vms[i].nvcpus);
-		if (vms[i].ncores > maxcores)
-			maxcores = vms[i].ncores;
-	}
-	memset(sum, 0, sizeof(*sum));
-	if (n == 0)
-		return 0;
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[di[j]];
+		const struct policy_state *st = vms[di[j]].state;
 
-	pv = xcalloc(n, sizeof(*pv));
-	onpool = xcalloc(nwords, sizeof(*onpool));
-	corepool = xcalloc(ncores, sizeof(*corepool));
-	cumpool = xcalloc(ncores + n, sizeof(*cumpool));
-	usable = xcalloc(maxcores, sizeof(*usable));
-	pairs = xcalloc(2 * (size_t)maxcores, sizeof(*pairs));
-	grp = xcalloc(2 * (size_t)maxcores, sizeof(*grp));
-	it = xcalloc(n, sizeof(*it));
-	ev = xcalloc(2 * n, sizeof(*ev));
-	idx = xcalloc(n, sizeof(*idx));
-	cand = xcalloc(n, sizeof(*cand));
-	doms = NULL;
-	fill = NULL;
-
-	ncores = 0;
-	for (i = 0; i < n; i++) {
-		struct pvm	*p = &pv[i];
-
-		p->on = onpool + ncw;
-		ncw += policy_words(vms[i].nvcpus);
-		p->order = corepool + ncores;
-		p->cum = cumpool + ncores + i;
-		ncores += vms[i].ncores;
-		if (policy_prep_vm(cfg, &vms[i], i, p, usable, pairs, grp,
-		    host->now_ms, err, errlen) == -1)
-			goto out;
-	}
-
-	ndom = policy_domains(host, vms, n, pv, &doms);
-	/* Index of the VMs by domain, each domain in VM order. */
-	fill = xcalloc(ndom, sizeof(*fill));
-	for (i = 0; i < n; i++)
-		doms[pv[i].domain].nvm++;
-	for (i = 1; i < ndom; i++)
-		doms[i].first = doms[i - 1].first + doms[i - 1].nvm;
-	for (i = 0; i < n; i++) {
-		struct pdom	*d = &doms[pv[i].domain];
-
-		idx[d->first + fill[pv[i].domain]++] = (unsigned int)i;
-	}
-
-	for (i = 0; i < ndom; i++) {
-		struct pdom	*d = &doms[i];
-		const unsigned int *di = idx + d->first;
-		unsigned int	 j;
-		double		 total = 0;
-
-		policy_decide_domain(cfg, vms, pv, d, di, it, ev, cand);
-		for (j = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[di[j]];
-			const struct policy_state *st = vms[di[j]].state;
-
-			if (d->contended)
-				p->contended = st->contended == UINT_MAX ?
-				    UINT_MAX : st->contended + 1;
-			if (p->kind != PVM_AUTO)
-				continue;
-			if (!d->contended) {
-				p->reason = p->k < p->nusable ?
-				    POLICY_R_MAX_CORES :
-				    POLICY_R_NO_CONTENTION;
-				continue;
-			}
-			policy_damp(cfg, &vms[di[j]], host, p);
-			total += policy_cost(p, p->k);
-		}
-		if (!d->contended)
+		if (d->contended)
+			p->contended = st->contended == UINT_MAX ?
+			    UINT_MAX : st->contended + 1;
+		if (p->kind != PVM_AUTO)
 			continue;
-		/* The dead band may hold a shrink only where there is room. */
-		for (j = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[di[j]];
-			double		 extra;
-
-			if (p->kind != PVM_AUTO || !p->db_shrink)
-				continue;
-			extra = policy_cost(p, p->cur_k) -
-			    policy_cost(p, p->k);
-			if (policy_fits(total, extra, d->free)) {
-				p->k = p->cur_k;
-				p->reason = POLICY_R_HOLD_DEAD_BAND;
-				total += extra;
-			}
+		if (!d->contended) {
+			p->reason = p->k < p->nusable ?
+			    POLICY_R_MAX_CORES :
+			    POLICY_R_NO_CONTENTION;
+			continue;
 		}
-		/*
-		 * A saturated VM whose growth the dead band held grows all
-		 * the same where the capacity has room as the others stand:
-		 * holding it would leave that room idle.
-		 */
-		for (j = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[di[j]];
-			double		 extra;
+		policy_damp(cfg, &vms[di[j]], host, p);
+		total += policy_cost(p, p->k);
+	}
+	if (!d->contended)
+		return;
+	/* The dead band may hold a shrink only where there is room. */
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[di[j]];
+		double		 extra;
 
-			if (p->kind != PVM_AUTO || p->db_grow == 0)
-				continue;
-			extra = policy_cost(p, p->db_grow) -
-			    policy_cost(p, p->k);
-			if (policy_fits(total, extra, d->free)) {
-				p->k = p->db_grow;
-				p->reason = POLICY_R_GROW;
-				total += extra;
-			}
-		}
-		for (j = 0; j < d->nvm; j++) {
-			struct pvm	*p = &pv[di[j]];
-
-			if (p->kind != PVM_AUTO ||
-			    p->reason != POLICY_R_FAIR_SHARE)
-				continue;
-			if ((p->at_lo || p->idle_floor) && p->lo_k > 1 &&
-			    p->k == p->lo_k)
-				p->reason = POLICY_R_MIN_CORES;
-			else if (p->max_capped && p->k == p->hi_k)
-				p->reason = POLICY_R_MAX_CORES;
+		if (p->kind != PVM_AUTO || !p->db_shrink)
+			continue;
+		extra = policy_cost(p, p->cur_k) -
+		    policy_cost(p, p->k);
+		if (policy_fits(total, extra, d->free)) {
+			p->k = p->cur_k;
+			p->reason = POLICY_R_HOLD_DEAD_BAND;
+			total += extra;
 		}
 	}
+	/*
+	 * A saturated VM whose growth the dead band held grows all
+	 * the same where the capacity has room as the others stand:
+	 * holding it would leave that room idle.
+	 */
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[di[j]];
+		double		 extra;
 
-	/* Outputs, then state: nothing above has written the caller's. */
+		if (p->kind != PVM_AUTO || p->db_grow == 0)
+			continue;
+		extra = policy_cost(p, p->db_grow) -
+		    policy_cost(p, p->k);
+		if (policy_fits(total, extra, d->free)) {
+			p->k = p->db_grow;
+			p->reason = POLICY_R_GROW;
+			total += extra;
+		}
+	}
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[di[j]];
+
+		if (p->kind != PVM_AUTO ||
+		    p->reason != POLICY_R_FAIR_SHARE)
+			continue;
+		if ((p->at_lo || p->idle_floor) && p->lo_k > 1 &&
+		    p->k == p->lo_k)
+			p->reason = POLICY_R_MIN_CORES;
+		else if (p->max_capped && p->k == p->hi_k)
+			p->reason = POLICY_R_MAX_CORES;
+	}
+}
+
+/* Phase "output": the decisions and the summary, from the work. */
+static void
+policy_output(struct pwork *wk, struct policy_decision *out,
+    struct policy_summary *sum)
+{
+	const struct policy_config *cfg = wk->cfg;
+	const struct policy_host *host = wk->host;
+	struct policy_vm	*vms = wk->vms;
+	struct pvm		*pv = wk->pv;
+	struct pdom		*doms = wk->doms;
+	size_t			 i, n = wk->n;
+
 	for (i = 0; i < n; i++) {
 		struct policy_vm	*vm = &vms[i];
 		struct policy_state	*st = vm->state;
@@ -1618,12 +1598,25 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		sum->vcpus += p->nonline;
 		sum->preferred += o->vcpus;
 	}
-	for (i = 0; i < ndom; i++) {
+	for (i = 0; i < wk->ndom; i++) {
 		sum->capacity += doms[i].capacity;
 		if (doms[i].over)
 			sum->over_capacity = true;
 	}
-	sum->ndomains = ndom;
+	sum->ndomains = wk->ndom;
+}
+
+/*
+ * Phase "commit": what the engine remembers of each VM.  Nothing before
+ * it writes the caller's state, so an invalid input changes nothing.
+ */
+static void
+policy_commit(struct pwork *w, const struct policy_decision *out)
+{
+	const struct policy_host *host = w->host;
+	struct policy_vm	*vms = w->vms;
+	struct pvm		*pv = w->pv;
+	size_t			 i, n = w->n;
 
 	for (i = 0; i < n; i++) {
 		struct policy_state	*st = vms[i].state;
@@ -1662,20 +1655,175 @@ policy_decide(const struct policy_config *cfg, const struct policy_host *host,
 		st->preferred = out[i].preferred;
 		st->cores = out[i].cores;
 	}
-	rc = 0;
-out:
-	free(pv);
-	free(onpool);
-	free(corepool);
-	free(cumpool);
-	free(usable);
-	free(pairs);
-	free(grp);
-	free(it);
-	free(ev);
-	free(idx);
-	free(cand);
-	free(doms);
-	free(fill);
-	return rc;
+}
+
+/* Carve n items of size bytes from *cur, aligned for any type. */
+static void *
+policy_carve(char **cur, size_t n, size_t size)
+{
+	void	*p = *cur;
+	size_t	 len = n * size;
+
+	len = (len + 15) & ~(size_t)15;
+	*cur += len;
+	return p;
+}
+
+/*
+ * Size the work for these inputs and allocate it in one block (freed
+ * with free(w)); each VM's vCPU words, core order and cumulative counts
+ * come from pools in it.  maxcores: the most cores of one VM.
+ */
+static struct pwork *
+policy_work_new(const struct policy_config *cfg,
+    const struct policy_host *host, struct policy_vm *vms, size_t n,
+    size_t ncores, size_t nwords, unsigned int maxcores)
+{
+	struct pwork	 w0, *w;
+	char		*cur = NULL, *base;
+	size_t		 i, total, hsize = 1;
+	unsigned int	 npc = (unsigned int)cpuset_last(&host->pcpus) + 1;
+	uint64_t	*onpool;
+	unsigned int	*corepool, *cumpool;
+
+	while (hsize < 2 * n)
+		hsize *= 2;
+	/* Two passes: measure from address 0, then carve for real. */
+	for (i = 0; i < 2; i++) {
+		base = cur;
+		w = policy_carve(&cur, 1, sizeof(*w));
+		w0.pv = policy_carve(&cur, n, sizeof(*w0.pv));
+		w0.doms = policy_carve(&cur, n, sizeof(*w0.doms));
+		w0.idx = policy_carve(&cur, n, sizeof(*w0.idx));
+		w0.cand = policy_carve(&cur, n, sizeof(*w0.cand));
+		w0.it = policy_carve(&cur, n, sizeof(*w0.it));
+		w0.ev = policy_carve(&cur, 2 * n, sizeof(*w0.ev));
+		w0.usable = policy_carve(&cur, maxcores, sizeof(*w0.usable));
+		w0.pairs = policy_carve(&cur, 2 * (size_t)maxcores,
+		    sizeof(*w0.pairs));
+		w0.grp = policy_carve(&cur, 2 * (size_t)maxcores,
+		    sizeof(*w0.grp));
+		w0.parent = policy_carve(&cur, npc, sizeof(*w0.parent));
+		w0.domof = policy_carve(&cur, npc, sizeof(*w0.domof));
+		w0.used = policy_carve(&cur, npc, sizeof(*w0.used));
+		w0.seen = policy_carve(&cur, hsize, sizeof(*w0.seen));
+		onpool = policy_carve(&cur, nwords, sizeof(*onpool));
+		corepool = policy_carve(&cur, ncores, sizeof(*corepool));
+		cumpool = policy_carve(&cur, ncores + n, sizeof(*cumpool));
+		if (i == 0) {
+			total = (size_t)(cur - base);
+			cur = xcalloc(1, total);
+		}
+	}
+	*w = w0;
+	w->cfg = cfg;
+	w->host = host;
+	w->vms = vms;
+	w->n = n;
+	w->npc = npc;
+	w->hsize = hsize;
+	nwords = ncores = 0;
+	for (i = 0; i < n; i++) {
+		w->pv[i].on = onpool + nwords;
+		nwords += policy_words(vms[i].nvcpus);
+		w->pv[i].order = corepool + ncores;
+		w->pv[i].cum = cumpool + ncores + i;
+		ncores += vms[i].ncores;
+	}
+	return w;
+}
+
+/* Phase "domains": split the VMs and index them by domain, in VM order. */
+static void
+policy_index(struct pwork *w)
+{
+	struct pdom	*doms = w->doms;
+	size_t		 i;
+
+	policy_domains(w);
+	for (i = 0; i < w->n; i++)
+		doms[w->pv[i].domain].nvm++;
+	for (i = 1; i < w->ndom; i++)
+		doms[i].first = doms[i - 1].first + doms[i - 1].nvm;
+	/* cand is free until the targets: the fill count of each domain. */
+	memset(w->cand, 0, w->n * sizeof(*w->cand));
+	for (i = 0; i < w->n; i++) {
+		unsigned int	dom = w->pv[i].domain;
+
+		w->idx[doms[dom].first + w->cand[dom]++] = (unsigned int)i;
+	}
+}
+
+/* Check the inputs; count what sizes the work.  0, or -1 with err. */
+static int
+policy_check(const struct policy_config *cfg, const struct policy_host *host,
+    const struct policy_vm *vms, size_t n, size_t *ncores, size_t *nwords,
+    unsigned int *maxcores, char *err, size_t errlen)
+{
+	size_t	i;
+
+	if (policy_check_config(cfg, err, errlen) == -1)
+		return -1;
+	if (cpuset_empty(&host->pcpus)) {
+		policy_err(err, errlen, NULL, 0, "host: pcpus is empty");
+		return -1;
+	}
+	if (!policy_finite_nonneg(host->nonvm_cpus)) {
+		policy_err(err, errlen, NULL, 0,
+		    "host: nonvm_cpus must be finite and >= 0");
+		return -1;
+	}
+	*ncores = *nwords = 0;
+	*maxcores = 0;
+	for (i = 0; i < n; i++) {
+		if (policy_check_vm(&vms[i], i, err, errlen) == -1)
+			return -1;
+		*ncores += vms[i].ncores;
+		*nwords += policy_words(vms[i].nvcpus);
+		if (vms[i].ncores > *maxcores)
+			*maxcores = vms[i].ncores;
+	}
+	return 0;
+}
+
+/*
+ * The phases, in order: check, prepare each VM (cores, demand,
+ * saturation, kind), domains, then per domain claims, targets and damp,
+ * then output and commit.
+ */
+int
+policy_decide(const struct policy_config *cfg, const struct policy_host *host,
+    struct policy_vm *vms, size_t n, struct policy_decision *out,
+    struct policy_summary *sum, char *err, size_t errlen)
+{
+	struct pwork	*w;
+	size_t		 i, ncores, nwords;
+	unsigned int	 maxcores;
+
+	if (policy_check(cfg, host, vms, n, &ncores, &nwords, &maxcores, err,
+	    errlen) == -1)
+		return -1;
+	memset(sum, 0, sizeof(*sum));
+	if (n == 0)
+		return 0;
+	w = policy_work_new(cfg, host, vms, n, ncores, nwords, maxcores);
+	for (i = 0; i < n; i++)
+		if (policy_prep_vm(cfg, &vms[i], i, &w->pv[i], w->usable,
+		    w->pairs, w->grp, host->now_ms, err, errlen) == -1) {
+			free(w);
+			return -1;
+		}
+	policy_index(w);
+	for (i = 0; i < w->ndom; i++) {
+		struct pdom		*d = &w->doms[i];
+		const unsigned int	*di = w->idx + d->first;
+
+		policy_claims(cfg, vms, w->pv, d, di, w->it, w->ev);
+		policy_targets(vms, w->pv, d, di, w->it, w->ev, w->cand);
+		policy_settle(w, d);
+	}
+	policy_output(w, out, sum);
+	policy_commit(w, out);
+	free(w);
+	return 0;
 }
