@@ -42,6 +42,24 @@
  * - A shrink deferred by persistence or dwell keeps the old cores and may
  *   exceed the capacity for that long (shrinking is slow on purpose); a
  *   dead-band hold of a shrink is made only within the capacity.
+ * - Non-followers (no agent, an agent that does not ack, mode off) take
+ *   part in one water-fill with the steered VMs at their demand, so they
+ *   count at most at their weighted share: not cooperating never earns
+ *   more than cooperating (policy v2; v1 counted them at their demand,
+ *   which handed them the cooperators' share).
+ * - Confinement censors demand: a VM held to k vCPUs shows at most k.  A
+ *   confined VM keeping 75% of its preferred vCPUs busy counts as
+ *   saturated (it claims everything), unless its guest reports no more
+ *   runnable tasks than preferred vCPUs, or it grew from this very size
+ *   and demand within the last minute without showing more demand.
+ * - Cores cost what the VM keeps busy of them (util): a barrier guest
+ *   that keeps 80% of its vCPUs busy gets the vCPUs its share keeps busy
+ *   (4 CPUs -> 5 vCPUs), not 4 vCPUs and idle pCPUs.
+ * - A saturated VM whose growth the dead band holds grows all the same
+ *   into room the others leave as they stand (work conservation).
+ * - Demand is the last period's (ewma-alpha 1 by default): the dead band
+ *   and the dwell, not a moving average, keep steady input steady, and a
+ *   VM whose demand falls gives its share back within a period.
  * - max-cores applies with or without contention.
  * - A VM whose pCPUs miss the host's may run anywhere: all host pCPUs.
  *
@@ -108,6 +126,7 @@ struct pvm {
 	double		counted;	/* CPUs taken out of C when not steered */
 	double		fair;		/* weighted fair share of C, CPUs */
 	double		util;		/* busy share of its vCPUs, see use() */
+	double		sat_level;	/* the config's saturation */
 	double		use;		/* run + delay this period, CPUs */
 	bool		at_share;	/* not steered, counted below its demand */
 	double		frac;		/* share beyond base_k, in next core */
@@ -501,6 +520,63 @@ policy_nogain(const struct policy_state *st, unsigned int vcpus,
 }
 
 /*
+ * Whether a prepared VM is saturated (short of vCPUs), what of its vCPUs
+ * it keeps busy (util), and whether its last growth brought no more
+ * demand.  sample: run + delay this period, at most its online vCPUs.
+ */
+static void
+policy_saturation(const struct policy_vm *vm, struct pvm *p, double sample,
+    uint64_t now_ms)
+{
+	const struct policy_state *st = vm->state;
+
+	/*
+	 * A VM held to fewer vCPUs than it has cannot show more demand than
+	 * it has vCPUs: when it keeps most of them busy (run + delay), its
+	 * demand is censored and it counts as saturated.
+	 */
+	p->saturated = vm->run_cpus >=
+	    p->sat_level * p->cur_vcpus - POLICY_EPS;
+	if (!p->saturated && p->cur_vcpus < p->nonline && !vm->unmeasured &&
+	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
+		p->saturated = p->censored = true;
+	/*
+	 * Held to fewer vCPUs than it has, a saturated VM may have more
+	 * work than vCPUs, or just as much.  The guest's hint tells: no
+	 * more runnable tasks than preferred vCPUs and it is not short
+	 * (lowering its own claim, such a hint needs no trust).  Without a
+	 * hint, what happened the last time it grew from here tells: if
+	 * its demand did not rise then, it is taken as not short for a
+	 * while (POLICY_NOGAIN_MS).  More runnable tasks than vCPUs
+	 * overrides that memory: its work has changed.
+	 */
+	if (p->saturated && p->cur_vcpus < p->nonline) {
+		double	h = vm->hint_runnable;
+
+		if (h >= 0 && h <= p->cur_vcpus)
+			p->saturated = false;
+		else if (!(h > p->cur_vcpus + POLICY_GAIN) &&
+		    policy_nogain(st, p->cur_vcpus, sample, now_ms))
+			p->saturated = false;
+		if (!p->saturated)
+			p->censored = false;
+	}
+	/*
+	 * The period after it grew as saturated: did the demand rise with
+	 * the vCPUs?  If not, its demand was what it showed there.
+	 */
+	p->nogain = st->init && st->grown_vcpus != 0 && !vm->unmeasured &&
+	    p->cur_vcpus > st->grown_vcpus &&
+	    sample <= st->grown_demand + POLICY_GAIN;
+	p->util = 1;
+	p->use = vm->unmeasured ? 0 : sample;
+	if (p->cur_vcpus < p->nonline && !vm->unmeasured &&
+	    sample < p->cur_vcpus)
+		p->util = sample / p->cur_vcpus < POLICY_UTIL_MIN ?
+		    POLICY_UTIL_MIN : sample / p->cur_vcpus;
+}
+
+/*
  * Work out a VM's cores, demand and saturation.  Storage for on, order
  * and cum comes from the caller's pools.  -1 (with err) if no core has an
  * online vCPU.
@@ -574,50 +650,8 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	else
 		p->demand = known ? cfg->ewma_alpha * sample +
 		    (1 - cfg->ewma_alpha) * st->demand : sample;
-	/*
-	 * A VM held to fewer vCPUs than it has cannot show more demand than
-	 * it has vCPUs: when it keeps most of them busy (run + delay), its
-	 * demand is censored and it counts as saturated.
-	 */
-	p->saturated = vm->run_cpus >=
-	    cfg->saturation * p->cur_vcpus - POLICY_EPS;
-	if (!p->saturated && p->cur_vcpus < p->nonline && !vm->unmeasured &&
-	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
-		p->saturated = p->censored = true;
-	/*
-	 * Held to fewer vCPUs than it has, a saturated VM may have more
-	 * work than vCPUs, or just as much.  The guest's hint tells: no
-	 * more runnable tasks than preferred vCPUs and it is not short
-	 * (lowering its own claim, such a hint needs no trust).  Without a
-	 * hint, what happened the last time it grew from here tells: if
-	 * its demand did not rise then, it is taken as not short for a
-	 * while (POLICY_NOGAIN_MS).  More runnable tasks than vCPUs
-	 * overrides that memory: its work has changed.
-	 */
-	if (p->saturated && p->cur_vcpus < p->nonline) {
-		double	h = vm->hint_runnable;
-
-		if (h >= 0 && h <= p->cur_vcpus)
-			p->saturated = false;
-		else if (!(h > p->cur_vcpus + POLICY_GAIN) &&
-		    policy_nogain(st, p->cur_vcpus, sample, now_ms))
-			p->saturated = false;
-		if (!p->saturated)
-			p->censored = false;
-	}
-	/*
-	 * The period after it grew as saturated: did the demand rise with
-	 * the vCPUs?  If not, its demand was what it showed there.
-	 */
-	p->nogain = st->init && st->grown_vcpus != 0 && !vm->unmeasured &&
-	    p->cur_vcpus > st->grown_vcpus &&
-	    sample <= st->grown_demand + POLICY_GAIN;
-	p->util = 1;
-	p->use = vm->unmeasured ? 0 : sample;
-	if (p->cur_vcpus < p->nonline && !vm->unmeasured &&
-	    sample < p->cur_vcpus)
-		p->util = sample / p->cur_vcpus < POLICY_UTIL_MIN ?
-		    POLICY_UTIL_MIN : sample / p->cur_vcpus;
+	p->sat_level = cfg->saturation;
+	policy_saturation(vm, p, sample, now_ms);
 
 	/*
 	 * Never sampled: keep its set, whether its agent follows yet or not
