@@ -425,6 +425,9 @@ qmp_unix_path(const char *filename, char *path, size_t pathlen)
 	const char	*p, *end;
 	size_t		 n;
 
+	/* QEMU says "disconnected:unix:..." while no client is connected. */
+	if (strncmp(filename, "disconnected:", 13) == 0)
+		filename += 13;
 	if (strncmp(filename, "unix:", 5) != 0)
 		return -1;
 	p = filename + 5;

@@ -79,7 +79,8 @@ void	qmp_reply_free(struct qmp_reply *);
 
 /*
  * The host path of a unix socket chardev from its query-chardev filename,
- * "unix:PATH" with ",server=on" or other options after it.  0 with the
+ * "unix:PATH" with ",server=on" or other options after it, after
+ * "disconnected:" while no client is connected.  0 with the
  * path, -1 if it is not one (or longer than a socket path can be).
  */
 int	qmp_unix_path(const char *filename, char *path, size_t pathlen);

@@ -52,7 +52,9 @@ def reply(cmd):
                  "props": {"socket-id": 0, "core-id": i, "thread-id": 0}}
                 for i, tid in enumerate(tids)]
     if ex == "query-chardev":
-        return [{"label": "ch0", "filename": "unix:%s,server=on" % channel,
+        # As QEMU 7.2 says it while no client is connected.
+        return [{"label": "ch0",
+                 "filename": "disconnected:unix:%s,server=on" % channel,
                  "frontend-open": False},
                 {"label": "serial0", "filename": "pty:/dev/pts/9",
                  "frontend-open": True}]

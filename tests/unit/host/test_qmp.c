@@ -78,6 +78,9 @@ START_TEST(chardev_and_qom)
 	    0);
 	ck_assert_str_eq(path, "/run/vm/a.chan");
 	qmp_reply_free(&r);
+	ck_assert_int_eq(qmp_unix_path("disconnected:unix:/run/b,server=on",
+	    path, sizeof(path)), 0);
+	ck_assert_str_eq(path, "/run/b");
 	ck_assert_int_eq(qmp_unix_path("pty:/dev/pts/3", path, sizeof(path)),
 	    -1);
 	ck_assert_int_eq(qmp_unix_path("unix:relative", path, sizeof(path)),
