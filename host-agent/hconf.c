@@ -11,6 +11,8 @@ static const char *const hconf_log_levels[] = {
 	"err", "warning", "notice", "info", "debug", NULL
 };
 
+const char *const hconf_sources[] = { "libvirt", "qmp", "both", NULL };
+
 /* Each entry reads: name, field, default, range, help. */
 #define OPT(sec, nm, ty, fld, df, lo, hi, dlo, dhi, ch, hp) {		\
 	.section = sec, .name = nm, .type = ty,				\
@@ -59,6 +61,21 @@ const struct conf_opt hconf_table[] = {
 	    "Longest delay between reconnection attempts (doubling backoff)."),
 	HBOOL("qmp-fallback", qmp_fallback, "yes",
 	    "Ask QEMU for vCPU thread ids (query-cpus-fast, taints the domain) when libvirt's records do not give them."),
+	OPT("hostd", "source", CONF_CHOICE, source, "libvirt", 0, 0, 0, 0,
+	    hconf_sources,
+	    "Where VMs are found: libvirt, qmp (QEMU monitors, for plain QEMU and Proxmox VE) or both."),
+	HSTR("qmp-monitors", qmp_monitors, "/run/prefcpu/qmp/*.sock",
+	    "Globs (space-separated) of QMP monitors dedicated to prefcpu: held open for their events."),
+	HSTR("qmp-shared", qmp_shared, "/var/run/qemu-server/*.qmp",
+	    "Globs of QMP monitors others own (Proxmox VE's): connect, one query round, disconnect; retried later when busy."),
+	HUINT("qmp-timeout-ms", qmp_timeout_ms, "2000", 50, 60000,
+	    "Longest wait for a QMP greeting or reply; a shared monitor that does not greet is busy."),
+	HUINT("qmp-poll-ms", qmp_poll_ms, "10000", 200, 3600000,
+	    "Interval of QMP query rounds and socket rescans (inotify reports new sockets at once)."),
+	HUINT("qmp-max-reply", qmp_max_reply, "262144", 4096, 16777216,
+	    "Bytes of one QMP reply; a longer one is refused and logged."),
+	HSTR("policy-dir", policy_dir, "/etc/prefcpu/vms",
+	    "Per-VM policy of VMs found through QMP: NAME.conf with the fields of the libvirt metadata (prefcpu-policy(5))."),
 	PDBL("ewma-alpha", ewma_alpha, "1.0", 0.01, 1.0,
 	    "Weight of the newest demand sample in its moving average."),
 	PDBL("headroom", headroom, "0.5", 0.0, 64.0,

@@ -16,6 +16,13 @@
 
 #define HCONF_DEFAULT_PATH	"/etc/prefcpu/hostd.conf"
 
+/* Where VMs are found (option source). */
+enum hconf_source {
+	HCONF_SRC_LIBVIRT,
+	HCONF_SRC_QMP,
+	HCONF_SRC_BOTH,
+};
+
 struct hconf {
 	/* [hostd] */
 	char		uri[CONF_STRLEN];
@@ -35,6 +42,13 @@ struct hconf {
 	unsigned int	reconnect_min_ms;
 	unsigned int	reconnect_max_ms;
 	bool		qmp_fallback;
+	unsigned int	source;		/* enum hconf_source */
+	char		qmp_monitors[CONF_STRLEN];
+	char		qmp_shared[CONF_STRLEN];
+	unsigned int	qmp_timeout_ms;
+	unsigned int	qmp_poll_ms;
+	unsigned int	qmp_max_reply;
+	char		policy_dir[CONF_STRLEN];
 	/* [policy] */
 	double		ewma_alpha;
 	double		headroom;
@@ -67,6 +81,7 @@ int	hconf_check(const struct hconf *, char *err, size_t errlen);
 void	hconf_dump(const struct hconf *, FILE *);
 /* The model's parameters and the policy engine's configuration. */
 void	hconf_params(const struct hconf *, struct host_params *);
+extern const char *const hconf_sources[];
 /* The log level as common/log.h wants it. */
 int	hconf_log_level(const struct hconf *);
 

@@ -20,6 +20,7 @@
 #include "http.h"
 #include "log.h"
 #include "model.h"
+#include "qmp_src.h"
 #include "sampler.h"
 #include "util.h"
 #include "vcap.h"
@@ -38,7 +39,8 @@ struct hostd {
 
 	struct host		*host;
 	struct sampler		*sampler;
-	struct virt		*virt;
+	struct virt		*virt;		/* NULL with source = qmp */
+	struct qsrc		*qsrc;		/* NULL with source = libvirt */
 	struct http_server	*http;		/* API, metrics, dashboard */
 	struct chan_mgr		*chan;		/* host-guest channels */
 	struct vcap		*vcap;		/* caps on non-followers */
@@ -81,6 +83,8 @@ static const struct hostd_opt {
 	{ "config", "FILE", ACT_CONFIG, NULL,
 	    "configuration file (default " HCONF_DEFAULT_PATH ")" },
 	{ "uri", "URI", ACT_SET, "uri", "libvirt URI" },
+	{ "source", "SOURCE", ACT_SET, "source",
+	    "where VMs are found: libvirt, qmp or both" },
 	{ "period", "MS", ACT_SET, "period-ms", "period in milliseconds" },
 	{ "observe", NULL, ACT_SET_TRUE, "observe",
 	    "decide and log, never send to guests" },
@@ -156,6 +160,22 @@ hostd_virt_params(const struct hconf *c, struct virt_params *p)
 	p->reconnect_min_ms = c->reconnect_min_ms;
 	p->reconnect_max_ms = c->reconnect_max_ms;
 	p->qmp_fallback = c->qmp_fallback;
+}
+
+static void
+hostd_qsrc_params(const struct hconf *c, struct qsrc_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->proc_root = c->proc_root;
+	p->cgroup_root = c->cgroup_root;
+	p->policy_dir = c->policy_dir;
+	p->monitors = c->qmp_monitors;
+	p->shared = c->qmp_shared;
+	p->timeout_ms = c->qmp_timeout_ms;
+	p->poll_ms = c->qmp_poll_ms;
+	p->max_reply = c->qmp_max_reply;
+	p->reconnect_min_ms = c->reconnect_min_ms;
+	p->reconnect_max_ms = c->reconnect_max_ms;
 }
 
 /*
@@ -269,12 +289,18 @@ hostd_reload(struct hostd *d)
 	struct hconf		 c;
 	struct host_params	 hp;
 	struct virt_params	 vp;
+	struct qsrc_params	 qp;
 	char			 err[512];
 	bool			 roots;
 
 	if (hostd_load(d, &c, err, sizeof(err)) != 0) {
 		log_warnx("reload: %s; keeping the running configuration", err);
 		return;
+	}
+	if (c.source != d->conf.source) {
+		log_warnx("reload: source %s needs a restart; keeping %s",
+		    hconf_sources[c.source], hconf_sources[d->conf.source]);
+		c.source = d->conf.source;
 	}
 	roots = strcmp(c.proc_root, d->conf.proc_root) != 0 ||
 	    strcmp(c.sys_root, d->conf.sys_root) != 0 ||
@@ -306,6 +332,8 @@ hostd_reload(struct hostd *d)
 	}
 	hostd_virt_params(&c, &vp);
 	virt_set_params(d->virt, &vp);
+	hostd_qsrc_params(&c, &qp);
+	qsrc_set_params(d->qsrc, &qp);
 	d->baseline = false;
 	hostd_arm_period(d, c.period_ms);
 	log_notice("configuration reloaded%s", c.observe ?
@@ -391,6 +419,7 @@ main(int argc, char **argv)
 	struct hostd		 d;
 	struct host_params	 hp;
 	struct virt_params	 vp;
+	struct qsrc_params	 qp;
 	enum hostd_action	 mode;
 	bool			 foreground;
 	char			 err[512], *path;
@@ -445,8 +474,14 @@ main(int argc, char **argv)
 	    d.conf.observe);
 	d.sampler = sampler_new(d.conf.proc_root, d.conf.sys_root,
 	    d.conf.cgroup_root);
-	hostd_virt_params(&d.conf, &vp);
-	d.virt = virt_new(d.base, d.host, &vp);
+	if (d.conf.source != HCONF_SRC_QMP) {
+		hostd_virt_params(&d.conf, &vp);
+		d.virt = virt_new(d.base, d.host, &vp);
+	}
+	if (d.conf.source != HCONF_SRC_LIBVIRT) {
+		hostd_qsrc_params(&d.conf, &qp);
+		d.qsrc = qsrc_new(d.base, d.host, &qp);
+	}
 	if (mkdir_p(d.conf.state_dir, 0755) != 0)
 		log_warn("%s: cannot create it; vCPU caps are not recorded",
 		    d.conf.state_dir);
@@ -468,8 +503,11 @@ main(int argc, char **argv)
 		if (d.ev_sig[i] == NULL || event_add(d.ev_sig[i], NULL) != 0)
 			fatalx("libevent: cannot watch signal %d", sigs[i]);
 	}
-	log_notice("prefcpu-hostd %s: period %u ms, libvirt %s%s",
-	    PREFCPU_VERSION, d.conf.period_ms, d.conf.uri,
+	log_notice("prefcpu-hostd %s: period %u ms, VMs from %s%s%s",
+	    PREFCPU_VERSION, d.conf.period_ms,
+	    d.conf.source == HCONF_SRC_QMP ? "QMP monitors" :
+	    d.conf.source == HCONF_SRC_BOTH ? "QMP monitors and libvirt " :
+	    "libvirt ", d.conf.source == HCONF_SRC_QMP ? "" : d.conf.uri,
 	    d.conf.observe ? ", observe mode: nothing is sent to guests" : "");
 
 	if (event_base_dispatch(d.base) < 0)
@@ -484,6 +522,7 @@ main(int argc, char **argv)
 	vcap_lift_all(d.vcap);
 	vcap_free(d.vcap);
 	http_stop(d.http);
+	qsrc_free(d.qsrc);
 	virt_free(d.virt);
 	host_free(d.host);
 	sampler_free(d.sampler);

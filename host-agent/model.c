@@ -450,6 +450,12 @@ vm_set_threads(struct vm *vm, pid_t pid, const pid_t *tids, unsigned int n,
 }
 
 const char *
+vm_source_name(enum vm_source s)
+{
+	return s == VM_SRC_QMP ? "qmp" : "libvirt";
+}
+
+const char *
 vm_tid_source_name(enum vm_tid_source s)
 {
 	static const char *const names[] = {

@@ -8,8 +8,11 @@
  *
  * Who writes what (everyone else only reads):
  *   vm->info, vm->meta, vm->pid, vm->tid_source, thread[].tid
- *                        discovery (virt.c), when libvirt reports a change;
- *                        it then calls host_vm_changed().
+ *                        discovery (virt.c for libvirt domains, qmp_src.c
+ *                        for VMs found through QMP: vm->source says which),
+ *                        when its source reports a change; it then calls
+ *                        host_vm_changed().  A source touches only its own
+ *                        VMs.
  *   vm->thread[] (other fields), vm->sample, host_sample_mut()
  *                        the sampler (sampler.c), once per period.
  *   vm->pstate, vm->decision, history, decision log
@@ -80,11 +83,18 @@ struct vm_meta {
 /* The VM's policy in force: its metadata's when valid, else NULL (defaults). */
 const struct polmeta *vm_policy(const struct vm *);
 
+/* Where a VM was found: which discovery module owns its info. */
+enum vm_source {
+	VM_SRC_LIBVIRT,		/* virt.c */
+	VM_SRC_QMP,		/* qmp_src.c: plain QEMU, Proxmox VE */
+};
+
 enum vm_tid_source {
 	VM_TID_NONE,		/* not found (yet): the VM is not sampled */
 	VM_TID_STATUS_XML,	/* <vcpu id pid> in libvirt's status XML */
 	VM_TID_COMM,		/* "CPU N/KVM" thread names under /proc/PID */
-	VM_TID_QMP,		/* query-cpus-fast through libvirt (taints) */
+	VM_TID_QMP,		/* query-cpus-fast through libvirt (taints),
+				   or the VM's own QMP monitor (qmp_src.c) */
 };
 
 /* One vCPU thread. */
@@ -159,6 +169,7 @@ struct vm_cap {
 };
 
 struct vm {
+	enum vm_source	 source;	/* set by its discovery after add */
 	struct vm_info	 info;
 	struct vm_meta	 meta;
 	pid_t		 pid;		/* QEMU, 0 if unknown */
@@ -319,6 +330,7 @@ void		 vm_set_threads(struct vm *, pid_t pid, const pid_t *tids,
 /* Free what a vm_info owns and zero it. */
 void		 vm_info_clear(struct vm_info *);
 const char	*vm_tid_source_name(enum vm_tid_source);
+const char	*vm_source_name(enum vm_source);
 
 /* The sampler writes the host figures here; everyone reads host_sample(). */
 struct host_sample *host_sample_mut(struct host *);

@@ -51,7 +51,9 @@ vcap_wanted(const struct vm *vm, enum polmeta_enforce dflt, bool observe)
 	unsigned int		 online = cpuset_count(&vm->info.online);
 	bool			 follows;
 
-	if (observe || polmeta_enforce(pol, dflt) != POLMETA_ENFORCE_CAP ||
+	/* Caps go through libvirt: a VM found through QMP has none. */
+	if (observe || vm->source != VM_SRC_LIBVIRT ||
+	    polmeta_enforce(pol, dflt) != POLMETA_ENFORCE_CAP ||
 	    !vm->decided || !vm->decision.contended || online == 0)
 		return 0;
 	follows = vm->chan.following && polmeta_mode(pol) != POLICY_MODE_OFF;

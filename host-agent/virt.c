@@ -266,7 +266,8 @@ virt_retry(evutil_socket_t fd, short what, void *arg)
 	struct vm	*vm;
 
 	HOST_FOREACH_VM(vm, v->host) {
-		if (vm->info.nvcpus > 0 && !virt_threads_complete(vm) &&
+		if (vm->source == VM_SRC_LIBVIRT && vm->info.nvcpus > 0 &&
+		    !virt_threads_complete(vm) &&
 		    vm->tid_tries < VIRT_RETRY_MAX) {
 			vm->tid_tries++;
 			virt_threads(v, vm, NULL);
@@ -333,6 +334,17 @@ virt_refresh(struct virt *v, virDomainPtr dom)
 		return;
 	virt_esc(name, sizeof(name), virDomainGetName(dom));
 	vm = host_vm_find(v->host, uuid);
+	/*
+	 * Found through QMP first (a libvirt domain with an extra monitor):
+	 * libvirt knows more (metadata, cputune), so it takes the VM over;
+	 * the QMP source sees the source change and lets go.
+	 */
+	if (vm != NULL && vm->source != VM_SRC_LIBVIRT) {
+		log_notice("domain %s: also a libvirt domain; libvirt takes "
+		    "it over from %s", name, vm_source_name(vm->source));
+		host_vm_remove(v->host, vm);
+		vm = NULL;
+	}
 	active = virDomainIsActive(dom);
 	if (active == 0) {
 		if (vm != NULL) {
@@ -411,7 +423,8 @@ virt_on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail,
 		break;
 	case VIRT_REMOVE:
 		if (virDomainGetUUIDString(dom, uuid) == 0 &&
-		    (vm = host_vm_find(v->host, uuid)) != NULL) {
+		    (vm = host_vm_find(v->host, uuid)) != NULL &&
+		    vm->source == VM_SRC_LIBVIRT) {
 			log_notice("domain %s: no longer tracked", name);
 			host_vm_remove(v->host, vm);
 		}
@@ -508,6 +521,8 @@ virt_sync(struct virt *v)
 	}
 	for (vm = host_vm_first(v->host); vm != NULL; vm = next) {
 		next = host_vm_next(vm);
+		if (vm->source != VM_SRC_LIBVIRT)
+			continue;	/* another source's */
 		for (i = 0; i < n; i++) {
 			if (strcasecmp(seen + (size_t)i *
 			    VIR_UUID_STRING_BUFLEN, vm->info.uuid) == 0)
@@ -651,8 +666,11 @@ virt_free(struct virt *v)
 void
 virt_set_params(struct virt *v, const struct virt_params *p)
 {
-	bool	reconnect = strcmp(p->uri, v->uri) != 0;
+	bool	reconnect;
 
+	if (v == NULL)
+		return;
+	reconnect = strcmp(p->uri, v->uri) != 0;
 	virt_copy_params(v, p);
 	if (v->backoff_ms < p->reconnect_min_ms ||
 	    v->backoff_ms > p->reconnect_max_ms)
@@ -670,17 +688,17 @@ virt_set_params(struct virt *v, const struct virt_params *p)
 bool
 virt_connected(const struct virt *v)
 {
-	return v->conn != NULL;
+	return v != NULL && v->conn != NULL;
 }
 
 virConnectPtr
 virt_conn(const struct virt *v)
 {
-	return v->conn;
+	return v != NULL ? v->conn : NULL;
 }
 
 uint64_t
 virt_connections(const struct virt *v)
 {
-	return v->connections;
+	return v != NULL ? v->connections : 0;
 }

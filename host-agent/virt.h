@@ -34,7 +34,11 @@ struct virt_params {
 
 struct virt;
 
-/* Start connecting (asynchronously: the first attempt runs from the loop). */
+/*
+ * Start connecting (asynchronously: the first attempt runs from the loop).
+ * A NULL struct virt (source = qmp: no libvirt) is never connected: the
+ * functions below take it.
+ */
 struct virt	*virt_new(struct event_base *, struct host *,
 		    const struct virt_params *);
 void		 virt_free(struct virt *);
