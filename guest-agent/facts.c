@@ -1,4 +1,5 @@
 /* The guest's topology and load, read from procfs and sysfs. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,6 +15,9 @@
 
 #define FACTS_SMALL	4096	/* sysfs cpulists, loadavg, pressure */
 #define FACTS_STAT	1024	/* the head of /proc/stat: its "cpu " line */
+/* A schedstat cpu line is 10 numbers; longer (domain) lines are skipped. */
+#define FACTS_SCHED_LINE	512
+#define FACTS_SCHED_VERSION	15	/* cpu lines as documented since 2.6.30 */
 
 static int
 facts_read_cpulist(const char *root, const char *rel, struct cpuset *set,
@@ -230,11 +234,146 @@ facts_read_head(const char *root, const char *rel, char *buf, size_t len,
 }
 
 int
-facts_report(const struct guestd_conf *conf, struct facts_cputime *last,
-    struct proto_report *r, char *err, size_t errlen)
+facts_read_schedstat(const char *root, uint64_t *busy_ns, char *err,
+    size_t errlen)
+{
+	char		*path = path_join(root, "schedstat");
+	char		 line[FACTS_SCHED_LINE];
+	FILE		*fp;
+	uint64_t	 v[8], sum = 0;
+	unsigned int	 cpu, version = 0, ncpu = 0;
+	bool		 at_start = true, start;
+	size_t		 n;
+	int		 rc = -1;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* Domain lines grow with the CPUs: read line by line, bounded. */
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		n = strlen(line);
+		start = at_start;
+		at_start = n > 0 && line[n - 1] == '\n';
+		if (!start)
+			continue;	/* the rest of a long line */
+		if (strncmp(line, "version ", 8) == 0) {
+			if (sscanf(line + 8, "%u", &version) != 1) {
+				snprintf(err, errlen, "%s: bad version line",
+				    path);
+				goto out;
+			}
+			if (version < FACTS_SCHED_VERSION) {
+				snprintf(err, errlen, "%s: version %u, %d or "
+				    "later needed", path, version,
+				    FACTS_SCHED_VERSION);
+				goto out;
+			}
+			continue;
+		}
+		if (strncmp(line, "cpu", 3) != 0 ||
+		    !isdigit((unsigned char)line[3]))
+			continue;
+		if (version == 0) {
+			snprintf(err, errlen, "%s: no version line before the "
+			    "cpu lines", path);
+			goto out;
+		}
+		if (!at_start || sscanf(line, "cpu%u %" SCNu64 " %" SCNu64
+		    " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %"
+		    SCNu64 " %" SCNu64, &cpu, &v[0], &v[1], &v[2], &v[3],
+		    &v[4], &v[5], &v[6], &v[7]) != 9) {
+			snprintf(err, errlen, "%s: bad line for cpu %.16s",
+			    path, line + 3);
+			err[strcspn(err, "\n")] = '\0';
+			goto out;
+		}
+		/* 7th: run time, 8th: wait time of that CPU's tasks (ns). */
+		if (v[6] > UINT64_MAX - sum || v[7] > UINT64_MAX - sum - v[6]) {
+			snprintf(err, errlen, "%s: counters overflow", path);
+			goto out;
+		}
+		sum += v[6] + v[7];
+		ncpu++;
+	}
+	if (ferror(fp)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (ncpu == 0) {
+		snprintf(err, errlen, "%s: no cpu lines", path);
+		goto out;
+	}
+	*busy_ns = sum;
+	rc = 0;
+out:
+	if (fp != NULL)
+		fclose(fp);
+	free(path);
+	return rc;
+}
+
+int
+facts_runnable_mean(const struct facts_sched *before,
+    const struct facts_sched *after, double *mean)
+{
+	uint64_t	d, dself;
+
+	if (!before->valid || !after->valid || after->at_ns <= before->at_ns ||
+	    after->busy_ns < before->busy_ns)
+		return -1;
+	d = after->busy_ns - before->busy_ns;
+	if (after->self_ns >= before->self_ns) {
+		dself = after->self_ns - before->self_ns;
+		d -= dself < d ? dself : d;
+	}
+	*mean = (double)d / (double)(after->at_ns - before->at_ns);
+	return 0;
+}
+
+/* A runnable-tasks sample now; on failure last->why says why. */
+static void
+facts_sched_sample(const struct guestd_conf *conf, struct facts_last *last,
+    uint64_t now_ns, struct facts_sched *out)
+{
+	char		 buf[128];
+	char		*path;
+	uint64_t	 run, wait;
+
+	memset(out, 0, sizeof(*out));
+	if (facts_read_schedstat(conf->proc_root, &out->busy_ns, last->why,
+	    sizeof(last->why)) == -1) {
+		last->fallback = true;
+		return;
+	}
+	/* The agent's own run and wait, where the tree has them. */
+	path = path_join(conf->proc_root, "self/schedstat");
+	if (file_read(path, buf, sizeof(buf)) != -1 &&
+	    sscanf(buf, "%" SCNu64 " %" SCNu64, &run, &wait) == 2 &&
+	    run <= UINT64_MAX - wait)
+		out->self_ns = run + wait;
+	free(path);
+	out->at_ns = now_ns;
+	out->valid = true;
+	last->fallback = false;
+	last->why[0] = '\0';
+}
+
+void
+facts_sched_begin(const struct guestd_conf *conf, struct facts_last *last,
+    uint64_t now_ns)
+{
+	facts_sched_sample(conf, last, now_ns, &last->sched);
+}
+
+int
+facts_report(const struct guestd_conf *conf, struct facts_last *last,
+    uint64_t now_ns, struct proto_report *r, char *err, size_t errlen)
 {
 	struct facts_cputime	 now;
+	struct facts_sched	 sched;
 	char			*buf;
+	double			 mean;
 	int			 rc = -1, frc;
 
 	memset(r, 0, sizeof(*r));
@@ -248,8 +387,8 @@ facts_report(const struct guestd_conf *conf, struct facts_cputime *last,
 		snprintf(err, errlen, "%s/stat: no cpu line", conf->proc_root);
 		goto out;
 	}
-	r->steal_pct = facts_steal_pct(last, &now);
-	*last = now;
+	r->steal_pct = facts_steal_pct(&last->cputime, &now);
+	last->cputime = now;
 
 	frc = facts_read_file(conf->proc_root, "pressure/cpu", buf,
 	    FACTS_SMALL, err, errlen);
@@ -260,6 +399,21 @@ facts_report(const struct guestd_conf *conf, struct facts_cputime *last,
 		    conf->proc_root);
 		goto out;
 	}
+
+	facts_sched_sample(conf, last, now_ns, &sched);
+	if (facts_runnable_mean(&last->sched, &sched, &mean) == 0) {
+		last->sched = sched;
+		if (mean > PROTO_MAX_NR_RUNNING)
+			mean = PROTO_MAX_NR_RUNNING;
+		/* Two decimals are plenty for a hint and keep lines short. */
+		r->runnable = (double)(uint64_t)(mean * 100 + 0.5) / 100;
+		r->has_runnable = true;
+		r->nr_running = (uint32_t)(mean + 0.5);
+		rc = 0;
+		goto out;
+	}
+	/* No mean (yet): the count of this instant. */
+	last->sched = sched;
 	if (facts_read_file(conf->proc_root, "loadavg", buf, FACTS_SMALL, err,
 	    errlen) != 0)
 		goto out;

@@ -56,10 +56,57 @@ double	facts_steal_pct(const struct facts_cputime *before,
 	    const struct facts_cputime *after);
 
 /*
- * Fill a report: online CPUs, steal since *last (updated), PSI and
- * runnable tasks.  A missing PSI file (CONFIG_PSI off) reads as 0.
+ * Runnable tasks.  The mean over an interval comes from the per-CPU lines
+ * of /proc/schedstat (version 15 or later; on a "cpuN" line the 7th number
+ * is the time tasks ran there, the 8th the time they waited to run, both
+ * ns): the sum of both over all CPUs grows by the integral of the number
+ * of runnable tasks, so its delta over the elapsed wall time is their
+ * mean.  The agent's own run and wait (/proc/self/schedstat) are left out.
  */
-int	facts_report(const struct guestd_conf *, struct facts_cputime *last,
-	    struct proto_report *, char *err, size_t errlen);
+struct facts_sched {
+	bool		valid;		/* a sample is held */
+	uint64_t	busy_ns;	/* sum over CPUs of run + wait */
+	uint64_t	self_ns;	/* the agent's own run + wait */
+	uint64_t	at_ns;		/* monotonic time of the sample */
+};
+
+/* Sum run + wait over the cpu lines of a schedstat file; -1 with a cause. */
+int	facts_read_schedstat(const char *proc_root, uint64_t *busy_ns,
+	    char *err, size_t errlen);
+/*
+ * The mean number of runnable tasks between two samples; -1 when there is
+ * none (no earlier sample, no time passed, a counter went backwards as
+ * when a CPU went offline).
+ */
+int	facts_runnable_mean(const struct facts_sched *before,
+	    const struct facts_sched *after, double *mean);
+
+/* What a report is computed against: the previous report's samples. */
+struct facts_last {
+	struct facts_cputime	cputime;
+	struct facts_sched	sched;
+	/*
+	 * /proc/schedstat could not be used at the last sample: runnable
+	 * tasks are the instantaneous count of /proc/loadavg, why says why.
+	 */
+	bool			fallback;
+	char			why[256];
+};
+
+/*
+ * Take a runnable-tasks sample at now_ns (monotonic) as the start of the
+ * next interval, as at a session's hello.  Sets last->fallback.
+ */
+void	facts_sched_begin(const struct guestd_conf *, struct facts_last *,
+	    uint64_t now_ns);
+/*
+ * Fill a report at now_ns: online CPUs, steal since last->cputime, PSI and
+ * runnable tasks: their mean since last->sched (report->runnable, and
+ * rounded in nr_running), or the count of /proc/loadavg when there is no
+ * mean (schedstat unusable, or no earlier sample).  last is updated.  A
+ * missing PSI file (CONFIG_PSI off) reads as 0.
+ */
+int	facts_report(const struct guestd_conf *, struct facts_last *last,
+	    uint64_t now_ns, struct proto_report *, char *err, size_t errlen);
 
 #endif

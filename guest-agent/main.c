@@ -28,7 +28,7 @@
 #define GUESTD_RUN_DIR	"/run/prefcpu"
 #endif
 
-#define GUESTD_REPORT_MS	5000
+#define GUESTD_REPORT_MS	1000	/* the host's default period */
 /* How long a stop waits for a failed restore to succeed on a retry. */
 #define GUESTD_STOP_RETRY_MS	30000
 
@@ -222,7 +222,7 @@ static const struct guestd_opt guestd_opts[] = {
 	    "state, status and lock files (default " GUESTD_RUN_DIR ")",
 	    offsetof(struct guestd_conf, run_dir) },
 	{ "report-interval", 'r', "MS", opt_report,
-	    "milliseconds between reports to the host (default 5000)", 0 },
+	    "milliseconds between reports to the host (default 1000)", 0 },
 	{ "max-lease", 0, "MS", opt_max_lease,
 	    "the longest lease a host's hello may raise the 60 s cap to; "
 	    "a lease beyond the cap is cut to it (default 60000)", 0 },

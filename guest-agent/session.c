@@ -50,12 +50,18 @@ struct session {
 	struct cpuset		 set;
 	uint64_t		 set_seq;
 
-	struct facts_cputime	 cputime;
+	struct facts_last	 last;		/* the previous report's samples */
+	int			 runnable_src;	/* SESSION_SRC_*, as last logged */
 	char			 kernel[PROTO_MAX_TEXT];
 	const char		*backends[PROTO_MAX_BACKENDS];
 	unsigned int		 nbackends;
 	uint64_t		 started_ms;	/* real time */
 };
+
+/* Where the runnable-tasks hint comes from. */
+#define SESSION_SRC_NONE	0	/* not sampled yet */
+#define SESSION_SRC_SCHED	1	/* means from /proc/schedstat */
+#define SESSION_SRC_LOADAVG	2	/* counts from /proc/loadavg */
 
 typedef void	(*session_fn)(struct session *, const struct proto_msg *);
 
@@ -113,6 +119,10 @@ session_status(struct session *s)
 	    s->retry_at != 0 ? "yes" : "no");
 	state_addf(&st, "status", "lease_cap_ms", "%" PRIu32, s->lease_cap_ms);
 	state_add(&st, "status", "kernel", s->kernel);
+	state_add(&st, "status", "runnable_source",
+	    s->runnable_src == SESSION_SRC_SCHED ? "schedstat" :
+	    s->runnable_src == SESSION_SRC_LOADAVG ? "loadavg" : "");
+	state_add(&st, "status", "runnable_why", s->last.why);
 	state_addf(&st, "status", "started_ms", "%" PRIu64, s->started_ms);
 	text = state_format(&st);
 	if (s->status_text == NULL || strcmp(text, s->status_text) != 0) {
@@ -232,6 +242,28 @@ session_restore(struct session *s, const char *why)
 	return 0;
 }
 
+/* Log where runnable tasks come from when that changes (once each). */
+static void
+session_runnable_source(struct session *s)
+{
+	int	src = s->last.fallback ? SESSION_SRC_LOADAVG :
+		    SESSION_SRC_SCHED;
+
+	if (src == s->runnable_src)
+		return;
+	if (src == SESSION_SRC_LOADAVG)
+		log_warnx("runnable tasks: %s; reporting the instantaneous "
+		    "count of %s/loadavg instead of a mean", s->last.why,
+		    s->conf->proc_root);
+	else if (s->runnable_src == SESSION_SRC_LOADAVG)
+		log_info("runnable tasks: %s/schedstat is usable again; "
+		    "reporting means", s->conf->proc_root);
+	else
+		log_debug("runnable tasks: means over each report from "
+		    "%s/schedstat", s->conf->proc_root);
+	s->runnable_src = src;
+}
+
 static void
 session_hello(struct session *s, const struct proto_msg *m)
 {
@@ -251,7 +283,13 @@ session_hello(struct session *s, const struct proto_msg *m)
 	s->in_session = true;
 	s->id = m->hello_host.session;
 	s->last_seq = 0;
-	s->report_at = time_mono_ms();
+	/*
+	 * The first report comes one interval after the hello, with the
+	 * mean over that interval: not one since an earlier session.
+	 */
+	facts_sched_begin(s->conf, &s->last, time_mono_ns());
+	session_runnable_source(s);
+	s->report_at = time_mono_ms() + s->conf->report_ms;
 	/* A target of the last session still waiting is not for this one. */
 	s->pending = false;
 	s->lease_cap_ms = target_lease_cap(s->conf->max_lease_ms,
@@ -561,12 +599,14 @@ session_report(struct session *s)
 
 	memset(&msg, 0, sizeof(msg));
 	msg.type = PROTO_REPORT;
-	if (facts_report(s->conf, &s->cputime, &msg.report, err,
+	if (facts_report(s->conf, &s->last, time_mono_ns(), &msg.report, err,
 	    sizeof(err)) == -1) {
 		log_warnx("report: %s", err);
 		return;
 	}
+	session_runnable_source(s);
 	session_send(s, &msg);
+	session_status(s);
 }
 
 void

@@ -180,6 +180,15 @@ status_human(bool running, const struct state *st, const struct state *orig)
 			printf("lease left:  no lease\n");
 		if (strcmp(status_get(st, "restore_pending"), "yes") == 0)
 			printf("restore:     failed, retrying (see the log)\n");
+		v = status_get(st, "runnable_source");
+		if (strcmp(v, "schedstat") == 0)
+			printf("runnable:    mean over each report (schedstat)\n");
+		else if (strcmp(v, "loadavg") == 0) {
+			v = status_get(st, "runnable_why");
+			str_escape(buf, sizeof(buf), v, strlen(v));
+			printf("runnable:    instantaneous count of loadavg, not "
+			    "a mean: %s\n", buf);
+		}
 	}
 	if (orig->n > 0) {
 		printf(running ? "originals:\n" : "originals saved by an "
@@ -242,6 +251,12 @@ status_json(bool running, const struct state *st, const struct state *orig)
 		    "restore_pending"), "yes") == 0));
 		json_object_object_add(o, "kernel",
 		    json_object_new_string(status_get(st, "kernel")));
+		v = status_get(st, "runnable_source");
+		json_object_object_add(o, "runnable_source", *v != '\0' ?
+		    json_object_new_string(v) : NULL);
+		v = status_get(st, "runnable_why");
+		json_object_object_add(o, "runnable_fallback", *v != '\0' ?
+		    json_object_new_string(v) : NULL);
 	}
 	a = json_object_new_array();
 	for (i = 0; i < orig->n; i++) {

@@ -504,7 +504,9 @@ chan_on_report(struct chan *c, const struct proto_msg *m, uint64_t now)
 {
 	struct vm_chan	*vc = &c->vm->chan;
 
-	vc->hint_runnable = m->report.nr_running;
+	/* The mean since the last report where the guest sends one. */
+	vc->hint_runnable = m->report.has_runnable ? m->report.runnable :
+	    m->report.nr_running;
 	vc->hint_steal_pct = m->report.steal_pct;
 	vc->hint_psi = m->report.psi_some_avg10;
 	vc->report_ms = now;

@@ -25,7 +25,6 @@
 #include "util.h"
 
 #define PROTO_MAX_PERIOD_MS	3600000
-#define PROTO_MAX_NR_RUNNING	1000000
 #define PROTO_MAX_PCT		100
 
 enum field_kind {
@@ -33,6 +32,7 @@ enum field_kind {
 	FK_SEQ,		/* integer 1 .. PROTO_MAX_SEQ -> uint64_t */
 	FK_U32,		/* integer min .. max -> uint32_t */
 	FK_PCT,		/* finite number 0 .. 100 -> double */
+	FK_NUM,		/* finite number 0 .. max -> double */
 	FK_BOOL,	/* true or false -> bool */
 	FK_TEXT,	/* string shorter than size -> char[size] */
 	FK_CPULIST,	/* cpulist string -> struct cpuset */
@@ -48,7 +48,7 @@ struct field {
 	enum field_kind	 kind;
 	size_t		 off;		/* into the message body */
 	size_t		 size;		/* FK_TEXT buffer size */
-	uint32_t	 min, max;	/* FK_U32 */
+	uint32_t	 min, max;	/* FK_U32; max also for FK_NUM */
 	int		 flags;
 	uint32_t	 def;		/* FK_U32 value when absent and optional */
 	/* Encoder: whether this optional field is written; NULL = always. */
@@ -77,6 +77,7 @@ static bool	error_has_seq(const struct proto_msg *);
 static bool	governor_set(const struct proto_msg *);
 static bool	hello_max_lease_set(const struct proto_msg *);
 static bool	hello_applied_set(const struct proto_msg *);
+static bool	report_runnable_set(const struct proto_msg *);
 
 #define BODY(memb)	offsetof(struct proto_msg, memb)
 
@@ -153,6 +154,11 @@ static const struct field report_fields[] = {
 	{ .name = "nr_running", .kind = FK_U32,
 	  .off = BODY(report.nr_running), .min = 0,
 	  .max = PROTO_MAX_NR_RUNNING },
+	/* Added in v1 compatibly: a peer that does not know it ignores it. */
+	{ .name = "runnable", .kind = FK_NUM, .off = BODY(report.runnable),
+	  .max = PROTO_MAX_NR_RUNNING, .flags = FF_OPTIONAL,
+	  .present = report_runnable_set,
+	  .has_off = BODY(report.has_runnable) },
 };
 
 static const struct field ping_fields[] = {
@@ -230,6 +236,12 @@ static bool
 hello_applied_set(const struct proto_msg *m)
 {
 	return !cpuset_empty(&m->hello_guest.applied);
+}
+
+static bool
+report_runnable_set(const struct proto_msg *m)
+{
+	return m->report.has_runnable;
 }
 
 static const struct msg_def *
@@ -449,9 +461,10 @@ bad:
 	return -1;
 }
 
+/* A finite number in 0..max; strings and booleans are not numbers. */
 static int
-decode_pct(struct json_object *o, double *out, const char *what, char *err,
-    size_t errlen)
+decode_num(struct json_object *o, double max, double *out, const char *what,
+    char *err, size_t errlen)
 {
 	char	num[64];
 	double	d;
@@ -468,9 +481,9 @@ decode_pct(struct json_object *o, double *out, const char *what, char *err,
 		    num_text(o, num, sizeof num));
 		return -1;
 	}
-	if (d < 0 || d > PROTO_MAX_PCT) {
-		seterr(err, errlen, "%s: %s is out of range 0..%d", what,
-		    num_text(o, num, sizeof num), PROTO_MAX_PCT);
+	if (d < 0 || d > max) {
+		seterr(err, errlen, "%s: %s is out of range 0..%.15g", what,
+		    num_text(o, num, sizeof num), max);
 		return -1;
 	}
 	*out = d;
@@ -565,7 +578,9 @@ decode_field(struct json_object *o, const struct field *f,
 		*(uint32_t *)p = (uint32_t)u;
 		return 0;
 	case FK_PCT:
-		return decode_pct(o, p, what, err, errlen);
+		return decode_num(o, PROTO_MAX_PCT, p, what, err, errlen);
+	case FK_NUM:
+		return decode_num(o, f->max, p, what, err, errlen);
 	case FK_BOOL:
 		if (!json_object_is_type(o, json_type_boolean)) {
 			seterr(err, errlen, "%s: expected true or false, got %s",
@@ -852,7 +867,7 @@ encode_field(const struct proto_msg *m, const struct field *f)
 	const struct proto_hello_guest	*hg = &m->hello_guest;
 	const void			*p = field_cptr(m, f);
 	struct json_object		*a, *e;
-	char				 hex[17];
+	char				 hex[17], num[32];
 	unsigned int			 i;
 
 	switch (f->kind) {
@@ -865,6 +880,10 @@ encode_field(const struct proto_msg *m, const struct field *f)
 		return json_object_new_uint64(*(const uint32_t *)p);
 	case FK_PCT:
 		return json_object_new_double(*(const double *)p);
+	case FK_NUM:
+		/* Nine digits: 2.55, not json-c's 2.5499999999999998. */
+		snprintf(num, sizeof num, "%.9g", *(const double *)p);
+		return json_object_new_double_s(*(const double *)p, num);
 	case FK_BOOL:
 		return json_object_new_boolean(*(const bool *)p);
 	case FK_TEXT:

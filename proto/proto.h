@@ -30,6 +30,7 @@
 #define PROTO_MAX_TEXT		128	/* agent, host, kernel, backend names */
 #define PROTO_MAX_ERROR		256	/* error texts */
 #define PROTO_MAX_BACKENDS	8
+#define PROTO_MAX_NR_RUNNING	1000000	/* report nr_running, runnable */
 #define PROTO_MAX_SEQ		((UINT64_C(1) << 53) - 1) /* exact in a double */
 #define PROTO_MIN_LEASE_MS	100
 #define PROTO_MAX_LEASE_MS	3600000
@@ -122,6 +123,13 @@ struct proto_report {
 	double		steal_pct;	/* 0 .. 100 */
 	double		psi_some_avg10;	/* 0 .. 100 */
 	uint32_t	nr_running;	/* 0 .. 1000000 */
+	/*
+	 * Optional: the mean number of runnable tasks since the last report
+	 * (nr_running is then that mean rounded, for hosts that do not know
+	 * this field); without it nr_running is an instantaneous count.
+	 */
+	bool		has_runnable;
+	double		runnable;	/* 0 .. 1000000 */
 };
 
 struct proto_ping {

@@ -289,8 +289,9 @@ def sc_apply(tree):
     check(abs(report["steal_pct"] - 10.0) < 0.01,
           "steal %r, /proc/stat says 10%%" % report["steal_pct"])
     check(report["psi_some_avg10"] == 12.5, "psi %r" % report)
-    check(report["nr_running"] == 4,
-          "nr_running %r (5 running less the agent itself)" % report)
+    check(report["nr_running"] == 4 and "runnable" not in report,
+          "nr_running %r (no schedstat: 5 running less the agent itself)" %
+          report)
 
     ack = host.apply(1, "0-3")
     check(ack["ok"] is True and ack["applied"] == "0-3", "ack %r" % ack)
@@ -430,9 +431,11 @@ def sc_crash(tree):
     host.close_conn()
     # The restarted agent restores before it hears from any host.
     agent = Agent(tree)
+    # The state file goes right after the writes: wait for both.
     wait_for(lambda: tree.cpus("workload") == "" and
-             tree.cpus("other") == "1-7", "restore at start-up")
-    check(not os.path.exists(tree.state_file()), "state file removed")
+             tree.cpus("other") == "1-7" and
+             not os.path.exists(tree.state_file()),
+             "restore at start-up, state file removed")
     host.accept()
     # A host that kept its session hears at once that the agent has none.
     host.target(5, "0-3")
@@ -984,6 +987,69 @@ def sc_restore_retry(tree):
     check(tree.cpus("workload") == "" and
           not os.path.exists(tree.state_file()), "restored at stop")
     return None, agent
+
+
+def put_schedstat(tree, busy_ns):
+    """/proc/schedstat of 2 CPUs whose run + wait times sum to busy_ns."""
+    run0, rest = busy_ns // 4, busy_ns - busy_ns // 4
+    write(tree.p("schedstat"), "version 15\ntimestamp 4295000000\n"
+          "cpu0 0 0 9 9 9 9 %d %d 5\ndomain0 3 1 2 3 4 5 6 7 8 9\n"
+          "cpu1 0 0 9 9 9 9 %d %d 5\ndomain0 3 1 2 3 4 5 6 7 8 9\n" %
+          (run0, 0, rest // 2, rest - rest // 2))
+
+
+def sc_runnable(tree):
+    """Reports carry the mean runnable tasks from schedstat, else a count."""
+    busy = 10 ** 12
+    put_schedstat(tree, busy)
+    write(tree.p("self/schedstat"), "5000000 1000000 12\n")
+    host, agent = started(tree, "--report-interval", "300")
+    host.hello()
+    first = host.recv("report", timeout=3)
+    t1 = time.monotonic()
+    check(first.get("runnable") == 0 and first["nr_running"] == 0,
+          "nothing ran in the first interval: %r" % first)
+    # 1.5 s of run + wait between two reports about 0.3 s apart: a mean
+    # of about 5 tasks, while loadavg's instant says 4.
+    busy += 1500000000
+    put_schedstat(tree, busy)
+    second = host.recv("report", timeout=3)
+    t2 = time.monotonic()
+    want = 1.5 / (t2 - t1)
+    check(abs(second.get("runnable", -1) - want) <= 0.3 * want and
+          second["nr_running"] == int(second["runnable"] + 0.5),
+          "mean %r, about %.2f over %.3f s" % (second, want, t2 - t1))
+    third = host.recv("report", timeout=3)
+    check(third.get("runnable") == 0, "idle again: %r" % third)
+    rc, out = status(tree)
+    check("runnable:    mean over each report (schedstat)" in out,
+          "status:\n" + out)
+
+    # Without schedstat (CONFIG_SCHEDSTATS off): loadavg's count, said once.
+    os.unlink(tree.p("schedstat"))
+    for _ in range(3):
+        r = host.recv("report", timeout=3)
+        check("runnable" not in r and r["nr_running"] == 4,
+              "fallback report %r" % r)
+    said = agent.text().count("reporting the instantaneous count")
+    check(said == 1, "the fallback logged %d times, once wanted" % said)
+    rc, out = status(tree)
+    check("runnable:    instantaneous count of loadavg, not a mean: " in out
+          and "schedstat: No such file" in out, "status:\n" + out)
+    st = json.loads(status(tree, "--json")[1])
+    check(st["runnable_source"] == "loadavg" and
+          "No such file" in st["runnable_fallback"], "status json %r" % st)
+
+    # Back: a report without an earlier sample, then means again.
+    put_schedstat(tree, busy)
+    wait_for(lambda: "schedstat is usable again" in agent.text(),
+             "schedstat used again", 3)
+    for _ in range(2):
+        r = host.recv("report", timeout=3)
+    check(r.get("runnable") == 0, "means again: %r" % r)
+    check(json.loads(status(tree, "--json")[1])["runnable_source"] ==
+          "schedstat", "status: schedstat again")
+    return host, agent
 
 SCENARIOS = {name[3:]: fn for name, fn in globals().items()
              if name.startswith("sc_")}

@@ -208,6 +208,16 @@ START_TEST(rt_report)
 	ck_assert(out.report.steal_pct == 0.1);
 	ck_assert(out.report.psi_some_avg10 == 100);
 	ck_assert_uint_eq(out.report.nr_running, 1000000);
+	ck_assert(!out.report.has_runnable);
+
+	/* The optional mean travels next to the count when set. */
+	in.report.has_runnable = true;
+	in.report.runnable = 2.55;
+	in.report.nr_running = 3;
+	round_trip(&in, PROTO_FROM_GUEST, &out);
+	ck_assert(out.report.has_runnable);
+	ck_assert(out.report.runnable == 2.55);
+	ck_assert_uint_eq(out.report.nr_running, 3);
 }
 END_TEST
 
@@ -382,6 +392,7 @@ static const struct tmsg tmsgs[] = {
 		{ "steal_pct", "12.5", "\"12.5\"", true },
 		{ "psi_some_avg10", "3", "true", true },
 		{ "nr_running", "5", "5.5", true },
+		{ "runnable", "4.75", "\"4.75\"", false },
 	} },
 	{ PROTO_FROM_HOST, "ping", { { "seq", "3", "\"3\"", true } } },
 	{ PROTO_FROM_GUEST, "ping", { { "seq", "3", "[3]", true } } },
@@ -568,6 +579,8 @@ static const struct bad_line bad_lines[] = {
 	{ H, "{\"v\":1,\"type\":\"target\",\"session\":\"" SESSION_HEX "\",\"seq\":1,\"preferred\":\"0\",\"lease_ms\":3600001}", 0, "target: lease_ms: 3600001 is out of range" },
 	{ G, "{\"v\":1,\"type\":\"report\",\"online\":\"0\",\"steal_pct\":0,\"psi_some_avg10\":0,\"nr_running\":1000001}", 0, "report: nr_running: 1000001 is out of range 0..1000000" },
 	{ G, "{\"v\":1,\"type\":\"report\",\"online\":\"0\",\"steal_pct\":0,\"psi_some_avg10\":0,\"nr_running\":-1}", 0, "report: nr_running: -1 is out of range" },
+	{ G, "{\"v\":1,\"type\":\"report\",\"online\":\"0\",\"steal_pct\":0,\"psi_some_avg10\":0,\"nr_running\":1,\"runnable\":1000000.5}", 0, "report: runnable: 1000000.5 is out of range 0..1000000" },
+	{ G, "{\"v\":1,\"type\":\"report\",\"online\":\"0\",\"steal_pct\":0,\"psi_some_avg10\":0,\"nr_running\":1,\"runnable\":-0.5}", 0, "report: runnable: -0.5 is out of range" },
 	{ G, RPT("100.5"), 0, "report: steal_pct: 100.5 is out of range 0..100" },
 	{ G, RPT("-1"), 0, "report: steal_pct: -1 is out of range" },
 	{ G, RPT("-0.001"), 0, "report: steal_pct: -0.001 is out of range" },
