@@ -28,6 +28,11 @@ struct cg {
 	int	 depth;		/* 1 for a top-level cgroup */
 	char	*orig;		/* cpuset.cpus before the first change */
 	char	*cur;		/* what it holds now, as far as we know */
+	/*
+	 * cur is a guess (the file could not be read at recovery): the
+	 * value is written even when it equals cur.
+	 */
+	bool	 unsure;
 };
 
 /* A cgroup whose subtree_control we gave "+cpuset" (root is ""). */
@@ -286,6 +291,7 @@ be_cpuset_add(struct be_cpuset *c, const char *rel, char *dir,
 	g->depth = cg_depth(rel);
 	g->orig = xstrdup(orig);
 	g->cur = xstrdup(orig);
+	g->unsure = false;
 }
 
 static void
@@ -497,12 +503,13 @@ be_cpuset_write_all(struct be_cpuset *c, char *const *want, bool rollback,
 	for (i = 0; i < nsteps; i++) {
 		struct cg	*g = &c->cgs[steps[i].idx];
 
-		if (strcmp(g->cur, steps[i].text) == 0)
+		if (!g->unsure && strcmp(g->cur, steps[i].text) == 0)
 			continue;
 		if (cg_write(g, steps[i].text) == 0) {
 			undo[nundo].idx = steps[i].idx;
 			undo[nundo++].text = g->cur;
 			g->cur = xstrdup(steps[i].text);
+			g->unsure = false;
 		} else if (errno == ENOENT && !cg_isdir(g->dir)) {
 			/* Removed meanwhile: nothing left to confine. */
 			log_info("cgroup /%s is gone", g->rel);
@@ -690,6 +697,14 @@ be_cpuset_load(void *arg, const struct state *st, char *err, size_t errlen)
 			if (be_read(path, buf, sizeof(buf)) == 0) {
 				free(c->cgs[c->ncgs - 1].cur);
 				c->cgs[c->ncgs - 1].cur = xstrdup(buf);
+			} else {
+				/*
+				 * Unreadable (a directory in its place, the
+				 * cgroup gone): not known to hold the
+				 * original, so the restore writes it and a
+				 * failure is reported, not skipped.
+				 */
+				c->cgs[c->ncgs - 1].unsure = true;
 			}
 			free(path);
 		} else if (strcmp(r->kind, "cpuset-enabled") == 0) {

@@ -1051,6 +1051,48 @@ def sc_runnable(tree):
           "schedstat", "status: schedstat again")
     return host, agent
 
+
+def sc_recover_retry(tree):
+    """kill -9, then a recovery that cannot write: reported, retried."""
+    write(tree.c("other/cpuset.cpus"), "1-7\n")
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "2-3")["ok"], "applied")
+    agent.signal(signal.SIGKILL)
+    agent.wait()
+    agent.stop()
+    host.close_conn()
+    break_file(tree.c("workload/cpuset.cpus"))
+    agent = Agent(tree)
+    wait_for(lambda: "cannot restore what an earlier run changed" in
+             agent.text(), "the failed recovery logged", 3)
+    text = agent.text()
+    check("restored the originals an earlier run left" not in text and
+          "workload" in text.split("cannot restore", 1)[1].split("\n")[0],
+          "no success claimed, the cgroup named:\n" + text)
+    check(agent.proc.poll() is None and os.path.exists(tree.state_file()),
+          "still running, the originals kept in the state file")
+    check(tree.cpus("other") == "1-7", "what could be restored was")
+    rc, out = status(tree)
+    check("originals:" in out and "cgroup /workload" in out,
+          "status lists the originals still held:\n" + out)
+    # Targets are refused while the originals wait.
+    host.accept()
+    host.hello()
+    ack = host.apply(1, "0-3")
+    check(ack["ok"] is False, "a target is refused meanwhile: %r" % ack)
+    # The file back (as the crashed run left it): the retry restores it.
+    mend_file(tree.c("workload/cpuset.cpus"), "2-3\n")
+    wait_for(lambda: tree.cpus("workload") == "" and
+             not os.path.exists(tree.state_file()),
+             "the recovery retried", 8)
+    wait_for(lambda: "restored the originals an earlier run left" in
+             agent.text(), "the success logged", 2)
+    check(tree.cpus("other") == "1-7", "other keeps its original")
+    check(host.apply(2, "0-3")["ok"], "targets work after the recovery")
+    check(tree.cpus("workload") == "0-3", "narrowed")
+    return host, agent
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items()
              if name.startswith("sc_")}
 
