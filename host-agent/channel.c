@@ -19,6 +19,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@
 #include "log.h"
 #include "model.h"
 #include "proto.h"
+#include "ratelim.h"
 #include "util.h"
 
 /*
@@ -49,6 +51,20 @@
 #define CHAN_MAX_INPUT		(4 * (PROTO_MAX_LINE + 1))
 /* Violations logged per connection before the rest go to debug. */
 #define CHAN_LOG_VIOLATIONS	3
+/*
+ * Log lines about one guest: 10 at once, then one per 10 s (16 in a
+ * minute at most, summaries of what was suppressed included), so that a
+ * few hostile guests cannot push the daemon's own lines out of journald's
+ * rate limit.  Debug lines are not limited: an operator asked for them.
+ */
+#define CHAN_LOG_BURST		10
+#define CHAN_LOG_EVERY_MS	10000
+/*
+ * Refusals of the same target in a row that are free; each one beyond is
+ * a violation (a guest that will never follow is closed and backed off,
+ * not asked again every period).
+ */
+#define CHAN_REFUSALS_FREE	3
 
 enum chan_state {
 	CHAN_IDLE,		/* not connected, no retry planned */
@@ -110,6 +126,13 @@ struct chan {
 	unsigned int		 viol;
 	uint64_t		 viol_start;
 	unsigned int		 viol_logged;
+	/* The current target refused this many times in a row. */
+	unsigned int		 refusals;
+	struct cpuset		 refused;
+	/* "no session" answers on this connection. */
+	unsigned int		 nosession;
+	/* Log lines about this guest; kept across connections. */
+	struct ratelim		 logs;
 
 	TAILQ_ENTRY(chan)	 entry;
 };
@@ -200,6 +223,48 @@ chan_stale_ms(const struct chan_mgr *m)
 }
 
 /*
+ * Log a line about this guest, within its budget (CHAN_LOG_BURST).  The
+ * first line after some were suppressed says how many.
+ */
+static void LOG_PRINTF(3, 4)
+chan_log(struct chan *c, enum log_level level, const char *fmt, ...)
+{
+	va_list		ap;
+	char		line[1024];
+	uint64_t	n;
+
+	if (level > log_get_level())
+		return;		/* not shown: costs nothing */
+	if (!ratelim_take(&c->logs, time_mono_ms()))
+		return;
+	n = ratelim_refused(&c->logs);
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		log_msg(level, "domain %s: %s (%" PRIu64 " earlier lines "
+		    "suppressed)", c->name, line, n);
+	else
+		log_msg(level, "domain %s: %s", c->name, line);
+}
+
+/* Once a line may be logged again: how many were suppressed. */
+static void
+chan_log_summary(struct chan *c, uint64_t now)
+{
+	uint64_t	n;
+
+	if (c->logs.refused == 0 || ratelim_ready(&c->logs, now) > now)
+		return;
+	if (!ratelim_take(&c->logs, now))
+		return;
+	n = ratelim_refused(&c->logs);
+	log_notice("domain %s: %" PRIu64 " log lines suppressed (at most %d "
+	    "at once, then one per %d s)", c->name, n, CHAN_LOG_BURST,
+	    CHAN_LOG_EVERY_MS / 1000);
+}
+
+/*
  * Recompute whether the VM follows: its last ack of this session was ok
  * and no target has waited for an ack longer than the stale time.  (An
  * old ack alone is no reason: without decisions only pings are sent.)
@@ -214,7 +279,7 @@ chan_update_following(struct chan *c, uint64_t now)
 	    vc->ack_ok && (c->unacked_ms == 0 ||
 	    now - c->unacked_ms <= chan_stale_ms(c->mgr));
 	if (was && !vc->following)
-		log_info("domain %s: agent no longer follows", c->name);
+		chan_log(c, LOGL_INFO, "agent no longer follows");
 }
 
 /* Queue one message; a guest that does not read is dropped.  -1: closed. */
@@ -228,14 +293,14 @@ chan_send(struct chan *c, const struct proto_msg *msg)
 	if (c->bev == NULL)
 		return -1;
 	if ((n = proto_encode(msg, buf, sizeof(buf))) < 0) {
-		log_warnx("domain %s: cannot encode a %s message", c->name,
+		chan_log(c, LOGL_WARNING, "cannot encode a %s message",
 		    proto_type_name(msg->type));
 		return 0;
 	}
 	out = bufferevent_get_output(c->bev);
 	if (evbuffer_get_length(out) + (size_t)n > c->mgr->conf.max_output) {
-		log_warnx("domain %s: guest does not read (%zu bytes queued)",
-		    c->name, evbuffer_get_length(out));
+		chan_log(c, LOGL_WARNING, "guest does not read (%zu bytes "
+		    "queued)", evbuffer_get_length(out));
 		chan_close(c, "output queue full", CHAN_RETRY_BACKOFF);
 		return -1;
 	}
@@ -358,7 +423,7 @@ chan_violation(struct chan *c, enum chan_violation kind, const char *what)
 	c->viol++;
 	if (c->viol_logged < CHAN_LOG_VIOLATIONS) {
 		c->viol_logged++;
-		log_info("domain %s: %s", c->name, what);
+		chan_log(c, LOGL_INFO, "%s", what);
 	} else
 		log_debug("domain %s: %s", c->name, what);
 	if (c->viol < cf->violations)
@@ -414,12 +479,12 @@ chan_adopt(struct chan *c, const struct cpuset *applied)
 	if (host_vm_adopt(c->mgr->host, c->vm, applied) == 0) {
 		c->target = *applied;
 		c->have_target = true;
-		log_notice("domain %s: the guest still prefers vCPUs %s from "
-		    "an earlier run: adopted", c->name, text);
+		chan_log(c, LOGL_NOTICE, "the guest still prefers vCPUs %s from "
+		    "an earlier run: adopted", text);
 	} else
-		log_info("domain %s: the guest still prefers vCPUs %s from "
+		chan_log(c, LOGL_INFO, "the guest still prefers vCPUs %s from "
 		    "an earlier run: not adopted (decided already, or not "
-		    "whole online cores)", c->name, text);
+		    "whole online cores)", text);
 	free(text);
 }
 
@@ -453,8 +518,8 @@ chan_on_hello(struct chan *c, const struct proto_msg *m, uint64_t now)
 	str_escape(agent, sizeof(agent), h->agent, strlen(h->agent));
 	str_escape(backend, sizeof(backend), h->backend, strlen(h->backend));
 	str_escape(kernel, sizeof(kernel), h->kernel, strlen(h->kernel));
-	log_notice("domain %s: agent %s, backend %s, kernel %s: session %s",
-	    c->name, agent, backend, kernel, sid);
+	chan_log(c, LOGL_NOTICE, "agent %s, backend %s, kernel %s: session %s",
+	    agent, backend, kernel, sid);
 	chan_adopt(c, &h->applied);
 	/* The last decision now, not a period later. */
 	chan_send_target(c, now);
@@ -476,24 +541,52 @@ chan_on_ack(struct chan *c, const struct proto_msg *m, uint64_t now)
 	}
 	if (a->seq < vc->ack_seq)
 		return 0;	/* out of order: the newer one stands */
+	if (a->seq == vc->ack_seq) {
+		/* Each target is acked once; repeats only fill the log. */
+		snprintf(why, sizeof(why), "ack of seq %" PRIu64 " again",
+		    a->seq);
+		return chan_violation(c, CHAN_V_PROTOCOL, why);
+	}
 	vc->ack_seq = a->seq;
 	vc->ack_ok = a->ok;
 	vc->ack_ms = now;
 	c->unacked_ms = a->seq == c->seq ? 0 : vc->target_ms;
 	if (a->ok) {
+		c->refusals = 0;
 		vc->applied = a->applied;
 		vc->ack_error[0] = '\0';
 		if (!was_ok)
-			log_info("domain %s: agent follows (target %" PRIu64
-			    " applied)", c->name, a->seq);
+			chan_log(c, LOGL_INFO, "agent follows (target %" PRIu64
+			    " applied)", a->seq);
 	} else {
 		cpuset_zero(&vc->applied);
 		if (strcmp(vc->ack_error, a->error) != 0 || was_ok) {
 			str_escape(err, sizeof(err), a->error, strlen(a->error));
-			log_warnx("domain %s: target %" PRIu64 " refused: %s",
-			    c->name, a->seq, err);
+			chan_log(c, LOGL_WARNING, "target %" PRIu64
+			    " refused: %s", a->seq, err);
 		}
 		snprintf(vc->ack_error, sizeof(vc->ack_error), "%s", a->error);
+		/*
+		 * The newest target refused, and the same CPUs as the last
+		 * refusal: past CHAN_REFUSALS_FREE in a row, a violation.
+		 * (A refusal of an older seq, superseded in the guest, does
+		 * not count.)
+		 */
+		if (a->seq == c->seq) {
+			if (c->refusals > 0 &&
+			    cpuset_equal(&c->refused, &vc->target))
+				c->refusals++;
+			else
+				c->refusals = 1;
+			c->refused = vc->target;
+			if (c->refusals > CHAN_REFUSALS_FREE) {
+				snprintf(why, sizeof(why), "the same target "
+				    "refused %u times in a row", c->refusals);
+				chan_update_following(c, now);
+				return chan_violation(c, CHAN_V_PROTOCOL,
+				    why);
+			}
+		}
 	}
 	chan_update_following(c, now);
 	return 0;
@@ -538,15 +631,22 @@ chan_on_error(struct chan *c, const struct proto_msg *m, uint64_t now)
 	char			 err[PROTO_MAX_ERROR * 4];
 
 	str_escape(err, sizeof(err), e->error, strlen(e->error));
-	log_info("domain %s: guest reports an error%s: %s", c->name,
+	chan_log(c, LOGL_INFO, "guest reports an error%s: %s",
 	    e->has_seq ? " about a seq" : "", err);
 	if (!e->has_seq || e->seq != c->seq || c->seq == 0 ||
 	    c->state != CHAN_SESSION)
 		return 0;
 	/* Its agent restarted under our session: start a new one now. */
 	if (strcmp(e->error, PROTO_ERR_NO_SESSION) == 0) {
-		log_info("domain %s: the agent has no session (restarted): "
-		    "hello again", c->name);
+		/*
+		 * Once is an agent that restarted; again on the same
+		 * connection, each time is a violation (a hello loop).
+		 */
+		if (++c->nosession > 1 && chan_violation(c, CHAN_V_PROTOCOL,
+		    "no session again after our hello") != 0)
+			return -1;
+		chan_log(c, LOGL_INFO, "the agent has no session (restarted): "
+		    "hello again");
 		chan_hello(c);
 		return c->bev == NULL ? -1 : 0;
 	}
@@ -746,9 +846,9 @@ chan_close(struct chan *c, const char *why, enum chan_retry retry)
 		str_escape(esc, sizeof(esc), why, strlen(why));
 		/* Agentless VMs cycle quietly; a session's end is news. */
 		if (c->penalised)
-			log_warnx("domain %s: channel closed: %s", c->name, esc);
+			chan_log(c, LOGL_WARNING, "channel closed: %s", esc);
 		else if (c->state == CHAN_SESSION)
-			log_info("domain %s: channel closed: %s", c->name, esc);
+			chan_log(c, LOGL_INFO, "channel closed: %s", esc);
 		else
 			log_debug("domain %s: channel closed: %s", c->name, esc);
 		bufferevent_free(c->bev);
@@ -793,8 +893,8 @@ chan_connect(struct chan *c)
 	sun.sun_family = AF_UNIX;
 	if (strlen(c->path) >= sizeof(sun.sun_path)) {
 		str_escape(path, sizeof(path), c->path, strlen(c->path));
-		log_warnx("domain %s: channel socket path too long: %s",
-		    c->name, path);
+		chan_log(c, LOGL_WARNING, "channel socket path too long: %s",
+		    path);
 		return;
 	}
 	memcpy(sun.sun_path, c->path, strlen(c->path));
@@ -811,8 +911,8 @@ chan_connect(struct chan *c)
 		if (!c->connect_logged) {
 			str_escape(path, sizeof(path), c->path,
 			    strlen(c->path));
-			log_info("domain %s: channel %s: %s (retrying)",
-			    c->name, path, err);
+			chan_log(c, LOGL_INFO, "channel %s: %s (retrying)",
+			    path, err);
 			c->connect_logged = true;
 		}
 		chan_backoff(c, err);
@@ -822,8 +922,7 @@ chan_connect(struct chan *c)
 	c->bev = bufferevent_socket_new(c->mgr->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
 		close(fd);
-		log_warnx("domain %s: libevent: cannot create a bufferevent",
-		    c->name);
+		chan_log(c, LOGL_WARNING, "libevent: cannot create a bufferevent");
 		chan_backoff(c, "bufferevent");
 		return;
 	}
@@ -833,6 +932,8 @@ chan_connect(struct chan *c)
 	c->up_ms = time_mono_ms();
 	c->viol = 0;
 	c->viol_logged = 0;
+	c->refusals = 0;
+	c->nosession = 0;
 	chan_fill_bucket(c, c->up_ms);
 	c->vm->chan.connected = true;
 	c->vm->chan.connects++;
@@ -862,6 +963,8 @@ chan_new(struct chan_mgr *m, struct vm *vm)
 		fatalx("libevent: cannot create a timer");
 	c->backoff_ms = m->conf.backoff_min_ms;
 	c->state = CHAN_IDLE;
+	ratelim_init(&c->logs, CHAN_LOG_BURST, CHAN_LOG_EVERY_MS,
+	    time_mono_ms());
 	chan_set_name(c);
 	vm->chan.conn = c;
 	TAILQ_INSERT_TAIL(&m->chans, c, entry);
@@ -957,8 +1060,8 @@ chan_tick_one(struct chan *c, uint64_t now)
 		 */
 		if (now - c->hello_ms >= retry) {
 			if (!c->silent_logged)
-				log_info("domain %s: no agent answers on the "
-				    "channel (retrying)", c->name);
+				chan_log(c, LOGL_INFO, "no agent answers on the "
+				    "channel (retrying)");
 			c->silent_logged = true;
 			chan_close(c, "no hello from the guest", CHAN_RETRY_SOON);
 		}
@@ -973,8 +1076,8 @@ chan_tick_one(struct chan *c, uint64_t now)
 		 */
 		if (c->unacked_ms != 0 &&
 		    now - c->unacked_ms > 2 * chan_stale_ms(m)) {
-			log_info("domain %s: no ack for %" PRIu64 " ms: "
-			    "reconnecting", c->name, now - c->unacked_ms);
+			chan_log(c, LOGL_INFO, "no ack for %" PRIu64 " ms: "
+			    "reconnecting", now - c->unacked_ms);
 			chan_close(c, "no ack", CHAN_RETRY_SOON);
 			break;
 		}
@@ -996,6 +1099,7 @@ chan_tick(evutil_socket_t fd, short what, void *arg)
 
 	for (c = TAILQ_FIRST(&m->chans); c != NULL; c = next) {
 		chan_ref(c);
+		chan_log_summary(c, now);
 		if (c->bev != NULL && c->vm != NULL)
 			chan_tick_one(c, now);
 		next = TAILQ_NEXT(c, entry);

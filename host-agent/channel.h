@@ -13,7 +13,10 @@
  * conf.window_ms the connection is closed and retried after a pause that
  * doubles up to conf.backoff_max_ms.  Output is bounded by conf.max_output:
  * a guest that does not read is dropped.  Nothing blocks, so a slow guest
- * never delays another.
+ * never delays another.  Repeated acks of one seq, the same target refused
+ * again and again, and "no session" after our hello are violations too;
+ * the log lines about one guest are rate limited (a "suppressed N"
+ * summary follows), so a hostile guest cannot flood the daemon's log.
  *
  * The socket path is vm->info.channel, read from the domain's live XML
  * (<channel type='unix'> with <target name='org.prefcpu.0'/>, QEMU in

@@ -18,6 +18,11 @@ counters a thread advances like a loaded host.  On the guest end:
            is counted and disconnected, retried after a growing pause, the
            daemon's memory stays bounded, and a good peer next to it still
            gets a target every period, as does a mute one (never reads).
+  refuse   a hostile agent that refuses every target (alternating error
+           texts), acks each seq again and again, and answers targets with
+           "no session" after every hello, for a minute: each pattern is
+           counted as violations and ends in the back-off, and the
+           daemon's log lines about it stay within 16 a minute.
   observe  --observe: nobody is even connected to; nothing sent on SIGTERM.
 
 usage: chan_test.py HOSTD GUESTD SCENARIO
@@ -329,6 +334,39 @@ class HostilePeer(Listener):
             pass
 
 
+class RefusingPeer(Listener):
+    """An agent that never follows, one pattern per connection: refuses
+    every target with alternating error texts, acks each seq five times,
+    or answers every target with "no session" (and every hello)."""
+
+    PATTERNS = ["refuse", "reack", "nosession"]
+
+    def __init__(self, path):
+        self.patterns = []      # per connection
+        super().__init__(path)
+
+    def serve(self, conn, n):
+        buf = [b""]
+        pattern = self.PATTERNS[(n - 1) % len(self.PATTERNS)]
+        self.patterns.append(pattern)
+        for line in self.lines(conn, buf):
+            if not line:
+                continue
+            m = json.loads(line)
+            if m["type"] == "hello":
+                conn.sendall(hello_reply(m["session"], 2))
+            elif m["type"] == "target" and pattern == "nosession":
+                conn.sendall((json.dumps({
+                    "v": 1, "type": "error", "seq": m["seq"],
+                    "error": "no session: hello first"}) + "\n").encode())
+            elif m["type"] == "target":
+                ack = (json.dumps({
+                    "v": 1, "type": "ack", "seq": m["seq"], "ok": False,
+                    "error": "refused %s" % "AB"[m["seq"] % 2]}) +
+                    "\n").encode()
+                conn.sendall(ack * (5 if pattern == "reack" else 1))
+
+
 class MutePeer(Listener):
     """Accepts and then neither reads nor writes: a hung guest."""
 
@@ -629,10 +667,13 @@ def scenario_hostile(tmp, hostd, guestd):
     d = host.domain("bad")
     errs = d["agent"]["protocol_errors"]
     check(errs >= 4 * 10, "violations counted: %d protocol errors" % errs)
-    closes = len(re.findall(r"domain bad: channel closed: 10 protocol "
-                            r"violations", host.log_text()))
-    check(closes == 5, "each of the 5 attacks closed the channel (%d)"
-          % closes)
+    # Closed by the daemon each time; its log says so while the guest's
+    # log budget lasts (scenario refuse checks the budget).
+    check(len(bad.closed_by_daemon) >= 5,
+          "each of the 5 attacks closed the channel (%d)"
+          % len(bad.closed_by_daemon))
+    check(re.search(r"domain bad: channel closed: 10 protocol violations",
+                    host.log_text()), "the daemon logs why it closed")
     check(bad.sent.get(2, 0) < (10 << 20),
           "the 10 MB line was cut off after %d bytes" % bad.sent.get(2, 0))
     check(bad.sent.get(3, 0) > 0, "the flood was sent")
@@ -674,6 +715,64 @@ def scenario_hostile(tmp, hostd, guestd):
           "the good guest got release")
 
 
+def scenario_refuse(tmp, hostd, guestd):
+    host = Host(tmp, hostd, [
+        ("good", 2, 2, 1, 0.3, 0.0, True),
+        ("bad", 2, 2, 1, 0.3, 0.0, True),
+    ])
+    good = GoodGuest(host.sockets["good"], 2)
+    bad = RefusingPeer(host.sockets["bad"])
+    host.start()
+    start = time.monotonic()
+    minute = 60.0
+    while time.monotonic() - start < minute:
+        time.sleep(0.5)
+        check_alive = host.proc.poll() is None
+        if not check_alive:
+            raise Fail("prefcpu-hostd died")
+    log = host.log_text()
+    # The channel's lines: what the guest provokes (not the daemon's own
+    # lines on finding the domain and deciding its vCPUs).
+    own = re.compile(r"domain bad: (tracking|\d+ vCPU threads from|"
+                     r"preferred \S+ -> )")
+    lines = [ln for ln in log.splitlines()
+             if "domain bad:" in ln and not own.search(ln)]
+    print("chan: figure: %d log lines about the hostile guest in %.0f s "
+          "(%d connections); the good one: %d lines" % (
+              len(lines), time.monotonic() - start, len(bad.accepts),
+              sum(1 for ln in log.splitlines() if "domain good:" in ln)))
+    for ln in lines:
+        print("chan:   " + ln)
+    check(len(lines) <= 10 + 6,
+          "%d lines about the hostile guest in a minute: at most 16 (10 "
+          "at once, then one per 10 s)" % len(lines))
+    check(any("suppressed" in ln for ln in lines),
+          "the log says lines were suppressed")
+
+    # Every pattern ended in a close by the daemon, then a growing pause.
+    n = len(bad.closed_by_daemon)
+    check(n >= 6 and set(bad.patterns[:n]) == set(RefusingPeer.PATTERNS),
+          "the daemon closed %d connections (patterns %s)"
+          % (n, ", ".join(bad.patterns[:n])))
+    gaps = [bad.accepts[i + 1] - bad.closed_by_daemon[i]
+            for i in range(min(n, len(bad.accepts) - 1))]
+    want = [0.5, 1.0, 2.0, 4.0, 4.0]
+    check(all(w - 0.1 <= g <= w + 0.8 for g, w in zip(gaps, want)),
+          "pauses before reconnecting %s (want %s, then 4 s)"
+          % (", ".join("%.2f" % g for g in gaps), want))
+    d = host.domain("bad")
+    check(d["agent"]["protocol_errors"] >= 10 * n,
+          "violations counted: %d protocol errors for %d closes"
+          % (d["agent"]["protocol_errors"], n))
+    check(not d["agent"]["steerable"], "the hostile VM is not steerable")
+    d = host.domain("good")
+    check(d["agent"]["state"] == "following" and
+          d["agent"]["protocol_errors"] == 0,
+          "the good guest still follows, no errors")
+    rc = host.terminate()
+    check(rc == 0, "prefcpu-hostd exits 0 on SIGTERM")
+
+
 def scenario_observe(tmp, hostd, guestd):
     host = Host(tmp, hostd, [
         ("quiet", 2, 2, 1, 0.5, 0.2, True),
@@ -695,6 +794,7 @@ SCENARIOS = {
     "loop": scenario_loop,
     "restart": scenario_restart,
     "hostile": scenario_hostile,
+    "refuse": scenario_refuse,
     "observe": scenario_observe,
 }
 
