@@ -59,9 +59,9 @@ PKGSETS = {
     "hackbench": (["rt-tests"], ["usr/bin/[!h]*", "usr/sbin"]),
     "sysbench": (["sysbench", "libaio1", "libluajit-5.1-2", "libmariadb3",
                   "libpq5"], []),
-    # gcc, binutils, make and the C library: a guest builds
-    # prefcpu-guestd from its sources (kernbench's make -j, at the size a
-    # TCG guest builds in seconds).  LTO, gold, the sanitizers' runtimes
+    # gcc, binutils, make and the C library: a guest builds prefcpu's
+    # common and protocol libraries from their sources (kernbench's make
+    # -j, at the size a TCG guest builds in seconds; json-c's headers).  LTO, gold, the sanitizers' runtimes
     # and the static C library are dropped: nothing here links them.
     "build": (["make", "gcc-12", "cpp-12", "binutils",
                "binutils-x86-64-linux-gnu", "libbinutils", "libctf0",
@@ -83,8 +83,8 @@ PKGSETS = {
                "usr/bin/*gprofng*",
                "usr/lib/x86_64-linux-gnu/gconv"]),
 }
-# The C project the "build" set compiles in the guest: prefcpu-guestd.
-BUILD_SRC = ("common", "proto", "guest-agent")
+# The C project the "build" set compiles in the guest (guest-build.mk).
+BUILD_SRC = ("common", "proto")
 
 
 class LabError(Exception):
