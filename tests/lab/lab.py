@@ -501,7 +501,7 @@ class Lab:
             virsh("start", vm.name)
             vm.wait_console(r"^lab-init: up", 0, KVM_PROBE_S)
             self.accel = "kvm"
-        except LabError as e:
+        except (LabError, subprocess.TimeoutExpired) as e:
             say("/dev/kvm exists but a guest does not boot with it (%s): "
                 "using TCG" % e)
         finally:
