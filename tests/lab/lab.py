@@ -4,11 +4,18 @@ tests, benchmarks and demo.
 
 An image is Debian's 6.12 cloud kernel (tests/lab/fetch-kernel) and an
 initramfs (tests/lab/mkinitramfs) holding busybox-static, prefcpu-guestd,
-the lab workloads (lab-burn, lab-spin, lab-hostile) and tests/lab/guest-run
-as /lab/run.  It is built once per set of inputs and cached under
-tests/lab/cache/ (or $LAB_CACHE).  Domains are libvirt domain type='qemu'
-(TCG) with direct kernel boot, ACPI/APIC, the org.prefcpu.0 channel and the
-serial console written to a file the caller reads.  A Lab removes every
+the lab workloads (lab-burn, lab-spin, lab-hostile), tests/lab/guest-run
+as /lab/run and tests/lab/guest-bench as /lab/bench.  An image may also
+hold package sets (PKGSETS): real benchmarks from Debian packages with
+their libraries (tests/lab/fetch-debs), run in a loop by /lab/bench.  It
+is built once per set of inputs and cached under tests/lab/cache/ (or
+$LAB_CACHE).  Domains are libvirt domains with direct kernel boot,
+ACPI/APIC, the org.prefcpu.0 channel, the lab's own control channel
+(org.prefcpu.lab: VM.ctl pins the workload by hand, as an operator would)
+and the serial console written to a file the caller reads.  They run
+under KVM when /dev/kvm exists and a test guest really boots with it
+within KVM_PROBE_S seconds (LAB_ACCEL=tcg|kvm decides instead), under
+QEMU TCG otherwise; Lab.accel says which.  A Lab removes every
 domain it defined, and stops the libvirtd it started, when it is closed,
 also after an exception, SIGINT or SIGTERM.
 
@@ -31,6 +38,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +46,45 @@ import time
 
 URI = "qemu:///system"
 HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
 WORKLOADS = ("burn", "spin", "hostile")
+CTL_PORT = "org.prefcpu.lab"
+KVM_PROBE_S = 30
+
+# Real benchmarks from Debian packages (tests/lab/fetch-debs): name ->
+# (packages, paths dropped from the tree).  The libraries a program needs
+# that this host has are taken from the host (the same release).
+PKGSETS = {
+    # rt-tests: only hackbench (the others need libnuma).
+    "hackbench": (["rt-tests"], ["usr/bin/[!h]*", "usr/sbin"]),
+    "sysbench": (["sysbench", "libaio1", "libluajit-5.1-2", "libmariadb3",
+                  "libpq5"], []),
+    # gcc, binutils, make and the C library: a guest builds prefcpu's
+    # common and protocol libraries from their sources (kernbench's make
+    # -j, at the size a TCG guest builds in seconds; json-c's headers).  LTO, gold, the sanitizers' runtimes
+    # and the static C library are dropped: nothing here links them.
+    "build": (["make", "gcc-12", "cpp-12", "binutils",
+               "binutils-x86-64-linux-gnu", "libbinutils", "libctf0",
+               "libctf-nobfd0", "libjansson4", "libgcc-12-dev", "libc6-dev",
+               "libc6", "linux-libc-dev", "libcrypt-dev", "libisl23", "libmpc3",
+               "libmpfr6", "libgmp10", "libjson-c-dev", "libjson-c5"],
+              ["usr/lib/gcc/x86_64-linux-gnu/12/lto1",
+               "usr/bin/x86_64-linux-gnu-lto-dump-12",
+               "usr/bin/x86_64-linux-gnu-ld.gold", "usr/bin/*gold",
+               "usr/bin/x86_64-linux-gnu-dwp",
+               "usr/lib/gcc/x86_64-linux-gnu/12/lib[alt]san*",
+               "usr/lib/gcc/x86_64-linux-gnu/12/libubsan*",
+               "usr/lib/x86_64-linux-gnu/lib[alt]san*",
+               "usr/lib/x86_64-linux-gnu/libubsan*",
+               "usr/lib/x86_64-linux-gnu/libc.a",
+               "usr/lib/x86_64-linux-gnu/libm-2.36.a",
+               "usr/lib/x86_64-linux-gnu/libmvec.a",
+               "usr/lib/gprofng", "usr/lib/x86_64-linux-gnu/libgprofng*",
+               "usr/bin/*gprofng*",
+               "usr/lib/x86_64-linux-gnu/gconv"]),
+}
+# The C project the "build" set compiles in the guest (guest-build.mk).
+BUILD_SRC = ("common", "proto")
 
 
 class LabError(Exception):
@@ -121,13 +167,51 @@ def fetch_kernel():
     return p.stdout.splitlines()[0].strip()
 
 
-def build_image(agent, workloads):
+def fetch_debs(name):
+    """Path of the cached tree of package set name (tests/lab/fetch-debs
+    downloads and unpacks it the first time)."""
+    pkgs, drops = PKGSETS[name]
+    args = [os.path.join(HERE, "fetch-debs"), name]
+    for d in drops:
+        args += ["--drop", d]
+    p = subprocess.run(args + pkgs, stdout=subprocess.PIPE, stderr=None,
+                       text=True, env=dict(os.environ, LAB_CACHE=cache_dir()),
+                       timeout=900)
+    if p.returncode != 0:
+        raise Skip("no %s packages: tests/lab/fetch-debs failed (is the "
+                   "Debian archive reachable?)" % name)
+    return p.stdout.splitlines()[0].strip()
+
+
+def build_sources():
+    """(source, image path) of the C files the "build" set compiles."""
+    out = [(os.path.join(HERE, "guest-build.mk"), "/lab/src/Makefile")]
+    for d in BUILD_SRC:
+        for f in sorted(os.listdir(os.path.join(TOP, d))):
+            if f.endswith((".c", ".h")):
+                out.append((os.path.join(TOP, d, f),
+                            "/lab/src/%s/%s" % (d, f)))
+    return out
+
+
+def build_image(agent, workloads, sets=()):
     """(kernel, initrd) paths in the cache; the initrd is rebuilt only when
-    the agent, a workload or guest-run changed."""
+    the agent, a workload, guest-run or a package set changed."""
     kernel = fetch_kernel()
-    inputs = [("agent", agent), ("run", os.path.join(HERE, "guest-run")),
+    sets = tuple(sorted(sets))
+    for s in sets:
+        if s not in PKGSETS:
+            raise LabError("lab image: no package set %r" % s)
+    trees = [fetch_debs(s) for s in sets]
+    adds = [(os.path.join(HERE, "guest-run"), "/lab/run"),
+            (os.path.join(HERE, "guest-bench"), "/lab/bench")]
+    if "build" in sets:
+        adds += build_sources()
+    inputs = [("agent", agent),
               ("mkinitramfs", os.path.join(HERE, "mkinitramfs"))]
     inputs += [(w, os.path.join(workloads, "lab-" + w)) for w in WORKLOADS]
+    inputs += [(dst, src) for src, dst in adds]
+    inputs += [("debs", os.path.join(t, ".lab-debs")) for t in trees]
     h = hashlib.sha256()
     for name, path in inputs:
         if not os.path.isfile(path):
@@ -136,21 +220,28 @@ def build_image(agent, workloads):
             h.update(name.encode() + b"\0" + hashlib.sha256(f.read())
                      .digest())
     cache = cache_dir()
-    initrd = os.path.join(cache, "lab-%s.cpio.gz" % h.hexdigest()[:16])
+    tag = "".join(s + "-" for s in sets)
+    initrd = os.path.join(cache, "lab-%s%s.cpio.gz"
+                          % (tag, h.hexdigest()[:16]))
     with open(os.path.join(cache, ".lab-image.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(initrd):
             say("image %s: cached" % os.path.basename(initrd))
             return kernel, initrd
-        say("building image %s (busybox, agent, workloads)"
-            % os.path.basename(initrd))
-        # Drop stale images of older inputs: they are only a cache.
+        say("building image %s (busybox, agent, workloads%s)"
+            % (os.path.basename(initrd), "".join(", " + s for s in sets)))
+        # Drop stale images of older inputs with the same sets: they are
+        # only a cache.
         for old in os.listdir(cache):
-            if re.fullmatch(r"lab-[0-9a-f]{16}\.cpio\.gz", old):
+            if re.fullmatch(r"lab-%s[0-9a-f]{16}\.cpio\.gz" % re.escape(tag),
+                            old):
                 os.unlink(os.path.join(cache, old))
         args = [os.path.join(HERE, "mkinitramfs"), initrd + ".new",
-                "--agent", agent,
-                "--add", os.path.join(HERE, "guest-run") + ":/lab/run"]
+                "--agent", agent]
+        for t in trees:
+            args += ["--tree", t]
+        for src, dst in adds:
+            args += ["--add", "%s:%s" % (src, dst)]
         for w in WORKLOADS:
             args += ["--add", "%s:/lab/bin/lab-%s"
                      % (os.path.join(workloads, "lab-" + w), w)]
@@ -162,7 +253,7 @@ def build_image(agent, workloads):
     return kernel, initrd
 
 
-DOMAIN_XML = """<domain type='qemu'>
+DOMAIN_XML = """<domain type='{dtype}'>
   <name>{name}</name>
   <memory unit='MiB'>{memory}</memory>
   <vcpu placement='static'>{vcpus}</vcpu>
@@ -186,6 +277,10 @@ DOMAIN_XML = """<domain type='qemu'>
       <source mode='bind'/>
       <target type='virtio' name='org.prefcpu.0'/>
     </channel>
+    <channel type='unix'>
+      <source mode='bind'/>
+      <target type='virtio' name='{ctlport}'/>
+    </channel>
     <memballoon model='none'/>
   </devices>
 </domain>
@@ -200,6 +295,7 @@ class VM:
         self.name = name
         self.console = console
         self.rebooted = False
+        self.ctl_sock = None
 
     def text(self):
         try:
@@ -289,7 +385,34 @@ class VM:
             out[v] = (int(r), int(d))
         return out
 
+    def ctl(self, line):
+        """Send a command line to the guest's /lab/run on the lab's control
+        channel: "pin CPUS" confines the workload (and the lab's own
+        processes) to CPUS by their cgroup cpuset, as an operator would by
+        hand; "unpin" gives them every CPU again.  The guest answers on its
+        console ("lab-ctl: ...")."""
+        import socket
+        if self.ctl_sock is None:
+            path = os.path.join("/run/libvirt/qemu", self.name + ".xml")
+            with open(path) as f:
+                xml = f.read()
+            m = re.search(r"<source mode='bind' path='([^']+)'/>\s*"
+                          r"<target type='virtio' name='%s'"
+                          % re.escape(CTL_PORT), xml)
+            if not m:
+                raise LabError("%s has no %s channel" % (self.name, CTL_PORT))
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(m.group(1))
+            self.ctl_sock = s
+        self.ctl_sock.sendall(line.encode() + b"\n")
+
+    def close_ctl(self):
+        if self.ctl_sock is not None:
+            self.ctl_sock.close()
+            self.ctl_sock = None
+
     def destroy(self):
+        self.close_ctl()
         virsh("destroy", self.name, check=False)
 
 
@@ -302,7 +425,9 @@ class Lab:
         # QEMU runs as an unprivileged user: it reads the kernel and
         # initrd and writes the console files here.
         os.chmod(self.tmp, 0o777)
-        self.kernel = self.initrd = None
+        self.kernel = None
+        self.initrds = {}
+        self.accel = None       # "kvm" or "tcg", once a domain is defined
         self.names = []
         self.vms = {}
         self.started_libvirtd = None
@@ -343,19 +468,59 @@ class Lab:
         wait_for("libvirtd answering", libvirtd_up, 30)
 
     # --- image and domains ---------------------------------------------------
-    def image(self):
-        if self.kernel is None:
-            kernel, initrd = build_image(self.agent, self.workloads)
+    def image(self, sets=()):
+        """(kernel, initrd) copies in the lab's directory for the image with
+        package sets sets (built or found in the cache)."""
+        key = tuple(sorted(sets))
+        if key not in self.initrds:
+            kernel, initrd = build_image(self.agent, self.workloads, key)
             self.kernel = os.path.join(self.tmp, "vmlinuz")
-            self.initrd = os.path.join(self.tmp, "initrd.cpio.gz")
-            for src, dst in ((kernel, self.kernel), (initrd, self.initrd)):
-                shutil.copyfile(src, dst)
-                os.chmod(dst, 0o644)
-        return self.kernel, self.initrd
+            dst = os.path.join(self.tmp, "initrd%s.cpio.gz"
+                               % "".join("-" + s for s in key))
+            for src, d in ((kernel, self.kernel), (initrd, dst)):
+                shutil.copyfile(src, d)
+                os.chmod(d, 0o644)
+            self.initrds[key] = dst
+        return self.kernel, self.initrds[key]
+
+    def probe_accel(self):
+        """"kvm" when /dev/kvm exists and a test guest boots with it within
+        KVM_PROBE_S seconds (on some machines the device is there but a
+        guest hangs), "tcg" otherwise.  LAB_ACCEL=tcg|kvm decides."""
+        if self.accel is not None:
+            return self.accel
+        forced = os.environ.get("LAB_ACCEL")
+        if forced in ("tcg", "kvm"):
+            self.accel = forced
+            return forced
+        self.accel = "tcg"
+        if not os.path.exists("/dev/kvm"):
+            return "tcg"
+        vm = self._define("kvm-probe", "kvm", workload="idle", agent="none")
+        try:
+            virsh("start", vm.name)
+            vm.wait_console(r"^lab-init: up", 0, KVM_PROBE_S)
+            self.accel = "kvm"
+        except (LabError, subprocess.TimeoutExpired) as e:
+            say("/dev/kvm exists but a guest does not boot with it (%s): "
+                "using TCG" % e)
+        finally:
+            self.remove(vm.name)
+            self.names.remove(vm.name)
+            del self.vms[vm.name]
+        say("accelerator: %s" % self.accel)
+        return self.accel
 
     def define(self, suffix, workload="burn", vcpus=2, memory=160,
-               threads=0, agent="guestd", extra=""):
-        kernel, initrd = self.image()
+               threads=0, agent="guestd", extra="", sets=()):
+        dtype = "kvm" if self.probe_accel() == "kvm" else "qemu"
+        return self._define(suffix, dtype, workload=workload, vcpus=vcpus,
+                            memory=memory, threads=threads, agent=agent,
+                            extra=extra, sets=sets)
+
+    def _define(self, suffix, dtype, workload="burn", vcpus=2, memory=160,
+                threads=0, agent="guestd", extra="", sets=()):
+        kernel, initrd = self.image(sets)
         name = self.prefix + suffix
         console = os.path.join(self.tmp, name + ".console")
         # no_timer_check: on a loaded host a starved TCG vCPU fails the
@@ -364,9 +529,10 @@ class Lab:
                    "lab.workload=%s "
                    "lab.threads=%d lab.agent=%s %s"
                    % (workload, threads, agent, extra)).strip()
-        xml = DOMAIN_XML.format(name=name, memory=memory, vcpus=vcpus,
-                                kernel=kernel, initrd=initrd,
-                                cmdline=cmdline, console=console)
+        xml = DOMAIN_XML.format(dtype=dtype, name=name, memory=memory,
+                                vcpus=vcpus, kernel=kernel, initrd=initrd,
+                                cmdline=cmdline, console=console,
+                                ctlport=CTL_PORT)
         path = os.path.join(self.tmp, name + ".xml")
         with open(path, "w") as f:
             f.write(xml)
@@ -383,6 +549,8 @@ class Lab:
         return vm
 
     def remove(self, name):
+        if name in self.vms:
+            self.vms[name].close_ctl()
         virsh("destroy", name, check=False)
         virsh("undefine", name, check=False)
 
@@ -452,19 +620,37 @@ def free_port(first, count=20):
     raise LabError("no free TCP port in %d..%d" % (first, first + count - 1))
 
 
-# The demo's guests: together 6 vCPUs on a 2-CPU host.
-DEMO_VMS = (("spin-1", "spin"), ("spin-2", "spin"), ("burn", "burn"))
+# The demo's guests: together 6 vCPUs on a 2-CPU host.  The first two
+# loop Debian's hackbench (processes and sockets only, so their times
+# compare); the third burns its CPUs.
+DEMO_VMS = (("hackbench-1", "hackbench"), ("hackbench-2", "hackbench"),
+            ("burn", "burn"))
+DEMO_BENCH = "hackbench-proc-sock"
+DEMO_INTERVAL = 10
 
 
-def demo_summary(vms):
+def bench_runs(vm, since, until=None, name=DEMO_BENCH):
+    """The values of vm's lab-bench lines of benchmark name between
+    console offsets since and until."""
+    return [float(x) for x in re.findall(
+        r"^lab-bench: %s ([0-9.]+) " % re.escape(name),
+        vm.text()[since:until], re.M)]
+
+
+def demo_line(phase, vms, since):
+    """Every guest's applied cpuset and the median hackbench time of its
+    runs since console offsets since."""
     parts = []
     for vm in vms:
         ms = vm.mons()
         cpus = ms[-1]["cpus"] if ms else "?"
-        ops = re.findall(r"^lab-spin: ops/s (\d+)", vm.text(), re.M)
-        parts.append("%s cpus=%s%s" % (vm.name, cpus,
-                                       " ops/s=%s" % ops[-1] if ops else ""))
-    return "guests: " + "; ".join(parts)
+        v = bench_runs(vm, since[vm.name])
+        if v:
+            parts.append("%s cpus=%-3s hackbench median %.3f s (%d runs)"
+                         % (vm.name, cpus, statistics.median(v), len(v)))
+        else:
+            parts.append("%s cpus=%s" % (vm.name, cpus))
+    return "[%s] %s" % (phase, "; ".join(parts))
 
 
 def stop_daemon(proc):
@@ -478,30 +664,35 @@ def stop_daemon(proc):
 
 
 def demo(hostd_bin, ctl_bin, agent, workloads, seconds):
+    """Boot the demo's guests, measure hackbench for a short window without
+    coordination, then run prefcpu-hostd in the foreground (for seconds in
+    all, or until Ctrl-C) and print the measured speed-up."""
     check_machine()
     held = vm_lock("another lab user (e2e test or benchmark) runs VMs: "
                    "waiting for it")
     t0 = time.monotonic()
+    none_s = 30 if not seconds else max(10, min(30, seconds // 4))
+    result = {}
     try:
         with Lab("prefcpu-demo-", agent, workloads) as lab:
             lab.ensure_libvirtd()
             clean("prefcpu-demo-")
             say("building the guest image (first time: downloads the "
-                "kernel from the Debian archive)")
-            lab.image()
-            vms = [lab.start(n, workload=w, threads=2) for n, w in DEMO_VMS]
-            up = set()
-            while len(up) < len(vms):
-                for vm in vms:
-                    if vm.name not in up and re.search(
-                            r"^lab-mon ", vm.text(), re.M):
-                        up.add(vm.name)
-                        say("%s is up (%d of %d, %.0f s)"
-                            % (vm.name, len(up), len(vms),
-                               time.monotonic() - t0))
-                if time.monotonic() - t0 > 600:
-                    raise LabError("guests did not boot within 10 min")
-                time.sleep(0.5)
+                "kernel and rt-tests from the Debian archive)")
+            vms = [lab.start(n, workload=w, threads=2, sets=("hackbench",),
+                             memory=200,
+                             extra="lab.variants=proc-sock"
+                             if w == "hackbench" else "")
+                   for n, w in DEMO_VMS]
+            benches = [vm for vm, (_, w) in zip(vms, DEMO_VMS)
+                       if w == "hackbench"]
+            for vm in vms:
+                # wait_console starts a guest whose kernel panicked in its
+                # own boot once more (TCG, rarely).
+                vm.wait_console(r"^lab-(mon|bench) ", 0,
+                                max(1, 600 - (time.monotonic() - t0)))
+                say("%s is up (%.0f s, %s)"
+                    % (vm.name, time.monotonic() - t0, lab.accel.upper()))
             port = free_port(9471)
             sock = os.path.join(lab.tmp, "hostd.sock")
             conf = os.path.join(lab.tmp, "hostd.conf")
@@ -510,40 +701,93 @@ def demo(hostd_bin, ctl_bin, agent, workloads, seconds):
                         "log-level = notice\n\n[http]\n"
                         "listen = 127.0.0.1:%d\nsocket = %s\n"
                         % (URI, port, sock))
-            print("\n  %d VMs x 2 vCPUs on %d host CPUs.  prefcpu-hostd runs "
-                  "below; its decisions are logged as they happen.\n"
+            print("\n  %d VMs x 2 vCPUs on %d host CPUs (%s): %s loop "
+                  "Debian's hackbench\n  (-g 2 -f 5 -l 100), %s burns its "
+                  "CPUs.  First %d s without coordination,\n  then "
+                  "prefcpu-hostd.  Every %d s: each guest's applied cpuset "
+                  "and the\n  median hackbench time of the last %d s "
+                  "(lower is better).\n"
+                  % (len(vms), os.cpu_count(), lab.accel.upper(),
+                     " and ".join(vm.name for vm in benches),
+                     vms[-1].name, none_s, DEMO_INTERVAL, DEMO_INTERVAL),
+                  flush=True)
+            # Without coordination: no daemon, every guest on its vCPUs.
+            start = {vm.name: vm.mark() for vm in vms}
+            end = time.monotonic() + none_s
+            last = dict(start)
+            while time.monotonic() < end:
+                time.sleep(min(DEMO_INTERVAL, end - time.monotonic()))
+                say(demo_line("none", vms, last))
+                last = {vm.name: vm.mark() for vm in vms}
+            none_runs = [x for vm in benches
+                         for x in bench_runs(vm, start[vm.name])]
+            print("\n  prefcpu-hostd starts; its decisions are logged as "
+                  "they happen.\n"
                   "  dashboard:  http://127.0.0.1:%d/\n"
                   "  status:     %s --socket %s status\n"
-                  "  Ctrl-C stops the daemon and removes the VMs.\n"
-                  % (len(vms), os.cpu_count(), port,
-                     os.path.abspath(ctl_bin), sock),
-                  flush=True)
+                  "  Ctrl-C stops the daemon, prints the speed-up and "
+                  "removes the VMs.\n"
+                  % (port, os.path.abspath(ctl_bin), sock), flush=True)
             proc = subprocess.Popen([hostd_bin, "--foreground", "--config",
                                      conf])
+            pstart = {vm.name: vm.mark() for vm in vms}
+            # The first runs under prefcpu are the transition: they count
+            # once every hackbench guest has been narrowed.
+            counted = None
             try:
-                end = time.monotonic() + seconds if seconds else None
+                end = (time.monotonic() + max(10, seconds - none_s)
+                       if seconds else None)
+                last = dict(pstart)
                 while proc.poll() is None:
                     if end is not None and time.monotonic() >= end:
                         break
                     try:
-                        proc.wait(10)
+                        proc.wait(DEMO_INTERVAL if end is None else
+                                  max(0.1, min(DEMO_INTERVAL,
+                                               end - time.monotonic())))
                     except subprocess.TimeoutExpired:
-                        say(demo_summary(vms))
+                        pass
+                    if counted is None and all(
+                            (vm.mons(pstart[vm.name]) or [{}])[-1]
+                            .get("cpus", "0-1") not in ("", "0-1")
+                            for vm in benches):
+                        counted = {vm.name: vm.mark() for vm in benches}
+                    say(demo_line("prefcpu", vms, last))
+                    last = {vm.name: vm.mark() for vm in vms}
                 if proc.poll() is not None:
                     raise LabError("prefcpu-hostd exited with %d"
                                    % proc.returncode)
-                say(demo_summary(vms))
+            except KeyboardInterrupt:
+                say("interrupted")
             finally:
                 # The daemon goes first, releasing the guests, then the
                 # lab removes the VMs.  Ctrl-C on a terminal reached the
                 # daemon already; a signal sent to this script alone did
                 # not.
                 stop_daemon(proc)
+            if counted is None:
+                counted = pstart
+            pre_runs = [x for vm in benches
+                        for x in bench_runs(vm, counted[vm.name])]
+            result = {"none": none_runs, "prefcpu": pre_runs,
+                      "accel": lab.accel}
     except KeyboardInterrupt:
         say("interrupted: stopped")
     finally:
         held.close()
     say("demo finished; its VMs are removed")
+    none_runs, pre_runs = result.get("none"), result.get("prefcpu")
+    if none_runs and pre_runs:
+        a, b = statistics.median(none_runs), statistics.median(pre_runs)
+        print("demo: measured speed-up %.2fx: hackbench median %.3f s "
+              "without coordination (%d runs), %.3f s with prefcpu (%d "
+              "runs), %s"
+              % (a / b, a, len(none_runs), b, len(pre_runs),
+                 result["accel"].upper()), flush=True)
+    else:
+        print("demo: no speed-up measured: hackbench finished %d runs "
+              "without coordination and %d with prefcpu"
+              % (len(none_runs or []), len(pre_runs or [])), flush=True)
 
 
 def main():
@@ -554,7 +798,7 @@ def main():
     p.add_argument("--workloads", required=True)
     p = sub.add_parser("clean", help="remove leftover domains PREFIX*")
     p.add_argument("prefix")
-    p = sub.add_parser("demo", help="three VMs and prefcpu-hostd")
+    p = sub.add_parser("demo", help="three VMs, hackbench, prefcpu-hostd")
     p.add_argument("--hostd", required=True)
     p.add_argument("--ctl", required=True)
     p.add_argument("--agent", required=True)
