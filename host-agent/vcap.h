@@ -26,8 +26,13 @@
 struct event_base;
 struct virt;
 
-/* Relative change of the cap, over which it is set again. */
-#define VCAP_BAND		0.10
+/*
+ * Relative change of the cap, over which it is set again.  The share of a
+ * non-follower moves with the host's non-VM load (QEMU's own threads
+ * among it) from period to period; a cap chasing every such move would be
+ * a libvirt call a period for nothing.
+ */
+#define VCAP_BAND		0.25
 /* libvirt calls per loop iteration. */
 #define VCAP_CALLS_PER_RUN	4
 /* A call slower than this is logged. */
