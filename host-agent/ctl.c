@@ -732,12 +732,21 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	printf("domain %s (%s), %.0f vCPUs in %.0f cores\n",
 	    ctl_str(o, "name", b1, sizeof b1), ctl_str(o, "uuid", b2, sizeof b2),
 	    ctl_num(o, "vcpus"), ctl_num(o, "cores"));
-	printf("policy: mode %s, weight %.0f, min-cores %.0f, max-cores %.0f,"
-	    " cpus %s, enforce %s\n", ctl_str(o, "policy.mode", b1, sizeof b1),
-	    ctl_num(o, "policy.weight"), ctl_num(o, "policy.min_cores"),
-	    ctl_num(o, "policy.max_cores"),
-	    ctl_str(o, "policy.cpus", b2, sizeof b2),
-	    ctl_str(o, "policy.enforce", b3, sizeof b3));
+	printf("policy: mode %s, weight %.0f",
+	    ctl_str(o, "policy.mode", b1, sizeof b1),
+	    ctl_num(o, "policy.weight"));
+	if (ctl_num(o, "policy.min_cores") > 0)
+		printf(", min-cores %.0f", ctl_num(o, "policy.min_cores"));
+	else
+		printf(", no minimum");
+	if (ctl_num(o, "policy.max_cores") > 0)
+		printf(", max-cores %.0f", ctl_num(o, "policy.max_cores"));
+	else
+		printf(", no maximum");
+	if (ctl_at(o, "policy.cpus") != NULL &&
+	    *ctl_str(o, "policy.cpus", b2, sizeof b2) != '\0')
+		printf(", cpus %s", b2);
+	printf(", enforce %s\n", ctl_str(o, "policy.enforce", b3, sizeof b3));
 	if (ctl_at(o, "policy.error") != NULL)
 		printf("policy error: %s\n",
 		    ctl_str(o, "policy.error", b1, sizeof b1));

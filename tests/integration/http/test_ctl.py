@@ -115,6 +115,9 @@ def main():
         p = run('explain', 'web', sock=s)
         t.eq(p.returncode, 0, 'explain exit')
         t.check('weight 300' in p.stdout, 'explain shows the weight')
+        t.check('no maximum' in p.stdout and 'max-cores 0' not in
+                p.stdout and ' cpus -' not in p.stdout,
+                'explain says "no maximum", no empty cpus: %r' % p.stdout)
         w = d.get('/api/v1/domains/web')['decision']
         t.check('why: ' in p.stdout and 'share' in p.stdout,
                 'explain shows the reason and inputs: %r' % p.stdout)
