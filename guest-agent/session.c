@@ -243,14 +243,15 @@ session_restore(struct session *s, const char *why)
 }
 
 /* Log where runnable tasks come from when that changes (once each). */
-static void
+/* Note where the runnable figure comes from; true if that changed. */
+static bool
 session_runnable_source(struct session *s)
 {
 	int	src = s->last.fallback ? SESSION_SRC_LOADAVG :
 		    SESSION_SRC_SCHED;
 
 	if (src == s->runnable_src)
-		return;
+		return false;
 	if (src == SESSION_SRC_LOADAVG)
 		log_warnx("runnable tasks: %s; reporting the instantaneous "
 		    "count of %s/loadavg instead of a mean", s->last.why,
@@ -262,6 +263,7 @@ session_runnable_source(struct session *s)
 		log_debug("runnable tasks: means over each report from "
 		    "%s/schedstat", s->conf->proc_root);
 	s->runnable_src = src;
+	return true;
 }
 
 static void
@@ -604,9 +606,14 @@ session_report(struct session *s)
 		log_warnx("report: %s", err);
 		return;
 	}
-	session_runnable_source(s);
+	/*
+	 * The status file shows where the figure comes from, not the
+	 * figure: a report rewrites it only when that changed (pings keep
+	 * the lease in it, once a second at most).
+	 */
+	if (session_runnable_source(s))
+		session_status(s);
 	session_send(s, &msg);
-	session_status(s);
 }
 
 void
