@@ -1,8 +1,10 @@
 /*
  * HTTP server of prefcpu-hostd on libevent's evhttp.  One evhttp per
  * listener so that every request knows where it came from: the unix
- * socket may write, TCP may only read.  Routes come from one table;
- * errors are JSON objects {"error": "...", "status": N}.
+ * socket may write, TCP may only read.  What is decided before a handler
+ * runs (route table, name in the path, query string, Host header) is
+ * http_route.c, without I/O; errors are JSON objects {"error": "...",
+ * "status": N}.
  *
  * Bounds: request line + headers (max-headers bytes), header count
  * (HTTP_MAX_HEADER_COUNT), body (max-body bytes; evhttp answers 413
@@ -22,7 +24,6 @@
 #include <sys/un.h>
 
 #include <netinet/in.h>
-#include <arpa/inet.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -47,6 +47,7 @@
 #include "http.h"
 #include "http_assets.h"
 #include "http_conn.h"
+#include "http_route.h"
 #include "http_virt.h"
 #include "log.h"
 #include "model.h"
@@ -56,6 +57,9 @@
 #define HTTP_MAX_HEADER_COUNT	64
 #define HTTP_DECISIONS_MAX	1000	/* ?limit= of /api/v1/decisions */
 #define HTTP_LISTEN_BACKLOG	64
+
+_Static_assert(HTTP_ROUTE_NAME_MAX <= API_NAME_MAX,
+    "a name from the path must fit the API's");
 
 struct http_server;
 
@@ -136,21 +140,8 @@ struct http_ctx {
 	struct http_server	*srv;
 	struct http_listener	*lst;
 	struct evhttp_request	*req;
-	struct evkeyvalq	 query;
-	char			*arg;	/* the {} segment, decoded */
-};
-
-enum http_method {
-	HM_GET = 1,
-	HM_PUT = 2,
-	HM_POST = 4,
-};
-
-struct http_route {
-	const char	*pattern;	/* "{}" matches one segment */
-	unsigned int	 methods;
-	bool		 write;		/* refused over TCP */
-	void		(*fn)(struct http_ctx *);
+	const struct http_query	*query;
+	const char		*arg;	/* the {} segment, decoded */
 };
 
 static void	http_h_asset(struct http_ctx *);
@@ -162,16 +153,17 @@ static void	http_h_history(struct http_ctx *);
 static void	http_h_decisions(struct http_ctx *);
 static void	http_h_metrics(struct http_ctx *);
 
-static const struct http_route http_routes[] = {
-	{ "/", HM_GET, false, http_h_asset },
-	{ "/static/{}", HM_GET, false, http_h_asset },
-	{ "/api/v1/host", HM_GET, false, http_h_host },
-	{ "/api/v1/domains", HM_GET, false, http_h_domains },
-	{ "/api/v1/domains/{}", HM_GET, false, http_h_domain },
-	{ "/api/v1/domains/{}/policy", HM_PUT | HM_POST, true, http_h_policy },
-	{ "/api/v1/history", HM_GET, false, http_h_history },
-	{ "/api/v1/decisions", HM_GET, false, http_h_decisions },
-	{ "/metrics", HM_GET, false, http_h_metrics },
+/* The handler of each route of http_routes (http_route.c). */
+static void (*const http_handlers[HTTP_NROUTES])(struct http_ctx *) = {
+	[HTTP_R_INDEX] = http_h_asset,
+	[HTTP_R_STATIC] = http_h_asset,
+	[HTTP_R_HOST] = http_h_host,
+	[HTTP_R_DOMAINS] = http_h_domains,
+	[HTTP_R_DOMAIN] = http_h_domain,
+	[HTTP_R_POLICY] = http_h_policy,
+	[HTTP_R_HISTORY] = http_h_history,
+	[HTTP_R_DECISIONS] = http_h_decisions,
+	[HTTP_R_METRICS] = http_h_metrics,
 };
 
 void
@@ -438,7 +430,7 @@ static int
 http_query_uint(struct http_ctx *c, const char *name, uint64_t min,
     uint64_t max, uint64_t *out)
 {
-	const char	*v = evhttp_find_header(&c->query, name);
+	const char	*v = http_query_get(c->query, name);
 
 	if (v == NULL)
 		return 0;
@@ -510,53 +502,6 @@ http_h_metrics(struct http_ctx *c)
 	http_view(c, HTTP_V_METRICS);
 }
 
-/*
- * Match a path against a pattern, segment by segment; "{}" takes one
- * non-empty segment, percent-decoded into *arg.  1 on a match, 0 if not,
- * -1 if the segment decodes to something no name can be (NUL, too long).
- */
-static int
-http_match(const char *pattern, const char *path, char **arg)
-{
-	const char	*p = pattern, *q = path, *pe, *qe;
-	char		*dec, *seg;
-	size_t		 declen;
-
-	*arg = NULL;
-	for (;;) {
-		if (*p != '/' || *q != '/')
-			break;
-		p++;
-		q++;
-		pe = p + strcspn(p, "/");
-		qe = q + strcspn(q, "/");
-		if (pe - p == 2 && strncmp(p, "{}", 2) == 0) {
-			if (qe == q || *arg != NULL)
-				goto nomatch;
-			seg = xstrndup(q, (size_t)(qe - q));
-			dec = evhttp_uridecode(seg, 0, &declen);
-			free(seg);
-			if (dec == NULL)
-				goto nomatch;
-			*arg = dec;
-			if (declen != strlen(dec) || declen == 0 ||
-			    declen >= API_NAME_MAX)
-				return -1;
-		} else if (pe - p != qe - q || strncmp(p, q, (size_t)(pe - p)))
-			goto nomatch;
-		p = pe;
-		q = qe;
-		if (*p == '\0' && *q == '\0')
-			return 1;
-	}
-	if (*p == '\0' && *q == '\0')
-		return 1;
-nomatch:
-	free(*arg);
-	*arg = NULL;
-	return 0;
-}
-
 static unsigned int
 http_method(struct evhttp_request *req)
 {
@@ -584,98 +529,22 @@ http_header_count(struct evhttp_request *req)
 	return n;
 }
 
-/* Does name equal one of the words of list (spaces or commas between)? */
-static bool
-http_in_list(const char *list, const char *name, size_t len)
-{
-	const char	*p = list, *e;
-
-	for (;;) {
-		p += strspn(p, " ,\t");
-		if (*p == '\0')
-			return false;
-		e = p + strcspn(p, " ,\t");
-		if ((size_t)(e - p) == len && strncasecmp(p, name, len) == 0)
-			return true;
-		p = e;
-	}
-}
-
-/*
- * May a TCP request carry this Host header?  Loopback addresses,
- * localhost, the listen address and the configured hosts, any port.
- * No header at all (HTTP/1.0) passes: rebinding needs a browser, and
- * browsers always send it.
- */
-static bool
-http_host_ok(const struct http_server *srv, const char *host)
-{
-	struct in6_addr	 a6;
-	struct in_addr	 a4;
-	char		 name[256], listen[CONF_STRLEN], *colon;
-	const char	*p;
-	size_t		 n;
-
-	if (host == NULL)
-		return true;
-	if (*host == '[') {
-		p = strchr(host, ']');
-		if (p == NULL || (p[1] != '\0' && p[1] != ':'))
-			return false;
-		n = (size_t)(p - host - 1);
-		host++;
-	} else {
-		p = strchr(host, ':');
-		n = p != NULL ? (size_t)(p - host) : strlen(host);
-	}
-	if (n == 0 || n >= sizeof name)
-		return false;
-	memcpy(name, host, n);
-	name[n] = '\0';
-	if (name[n - 1] == '.' && n > 1)	/* "localhost." */
-		name[--n] = '\0';
-	if (strcasecmp(name, "localhost") == 0)
-		return true;
-	if (inet_pton(AF_INET, name, &a4) == 1 &&
-	    (ntohl(a4.s_addr) >> 24) == 127)
-		return true;
-	if (inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6))
-		return true;
-	/* The address part of "ADDRESS:PORT", "[ADDRESS]:PORT". */
-	snprintf(listen, sizeof listen, "%s", srv->conf.listen);
-	if ((colon = strrchr(listen, ':')) != NULL)
-		*colon = '\0';
-	p = listen;
-	if (*p == '[' && colon != NULL && colon > p && colon[-1] == ']') {
-		p++;
-		colon[-1] = '\0';
-	}
-	if (*p != '\0' && strcasecmp(p, name) == 0)
-		return true;
-	return http_in_list(srv->conf.hosts, name, n);
-}
-
 static void
 http_dispatch(struct evhttp_request *req, void *arg)
 {
 	struct http_listener	*lst = arg;
 	struct http_ctx		 c;
 	const struct evhttp_uri	*uri = evhttp_request_get_evhttp_uri(req);
-	const struct http_route	*r, *found = NULL;
-	const char		*path, *query;
+	struct http_route_req	 rq;
+	struct http_route_res	 rs;
 	char			 esc[256];
-	unsigned int		 m = http_method(req);
-	size_t			 i;
-	int			 rc, bad_name = 0;
 
 	memset(&c, 0, sizeof c);
 	c.srv = lst->srv;
 	c.lst = lst;
 	c.req = req;
-	TAILQ_INIT(&c.query);
 	http_conns_dispatched(lst->conns, req);
 
-	path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	log_debug("http %s: %s", lst->kind, str_escape(esc, sizeof esc,
 	    evhttp_request_get_uri(req), strlen(evhttp_request_get_uri(req))));
 	if (http_header_count(req) > HTTP_MAX_HEADER_COUNT) {
@@ -683,54 +552,27 @@ http_dispatch(struct evhttp_request *req, void *arg)
 		    HTTP_MAX_HEADER_COUNT);
 		return;
 	}
-	if (lst->check_host && !http_host_ok(lst->srv, evhttp_find_header(
-	    evhttp_request_get_input_headers(req), "Host"))) {
-		http_error(&c, 403, "Host header names another server; the"
-		    " [http] hosts option lists the names allowed");
-		return;
+	memset(&rq, 0, sizeof rq);
+	rq.method = http_method(req);
+	rq.path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+	rq.query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+	rq.host = evhttp_find_header(evhttp_request_get_input_headers(req),
+	    "Host");
+	rq.check_host = lst->check_host;
+	rq.writable = lst->writable;
+	rq.listen = lst->srv->conf.listen;
+	rq.hosts = lst->srv->conf.hosts;
+	if (http_route_decide(&rq, &rs) != 0) {
+		if (rs.allow != NULL)
+			evhttp_add_header(evhttp_request_get_output_headers(
+			    req), "Allow", rs.allow);
+		http_error(&c, rs.status, "%s", rs.cause);
+	} else {
+		c.arg = rs.arg;
+		c.query = &rs.query;
+		http_handlers[rs.route->id](&c);
 	}
-	if (path == NULL || *path != '/') {
-		http_error(&c, 400, "bad request target");
-		return;
-	}
-	for (i = 0; i < nitems(http_routes) && found == NULL; i++) {
-		r = &http_routes[i];
-		rc = http_match(r->pattern, path, &c.arg);
-		if (rc < 0) {
-			bad_name = 1;
-			free(c.arg);
-			c.arg = NULL;
-		} else if (rc > 0)
-			found = r;
-	}
-	if (found == NULL) {
-		if (bad_name)
-			http_error(&c, 400, "bad domain name in the path");
-		else
-			http_error(&c, 404, "no such resource");
-		return;
-	}
-	if ((found->methods & m) == 0) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Allow", found->methods & HM_GET ? "GET, HEAD" :
-		    "PUT, POST");
-		http_error(&c, 405, "method not allowed here");
-		goto out;
-	}
-	if (found->write && !lst->writable) {
-		http_error(&c, 403, "read-only listener: writes go through"
-		    " the unix socket");
-		goto out;
-	}
-	query = evhttp_uri_get_query(uri);
-	if (query != NULL && evhttp_parse_query_str(query, &c.query) != 0) {
-		http_error(&c, 400, "bad query string");
-		goto out;
-	}
-	found->fn(&c);
-out:
-	evhttp_clear_headers(&c.query);
-	free(c.arg);
+	http_route_res_free(&rs);
 }
 
 static struct evhttp *

@@ -182,6 +182,9 @@ def main():
         err(d.tcp('GET', '/nope'), 404, 'unknown route')
         err(d.tcp('GET', '/api/v1/domains/nope'), 404, 'unknown domain')
         err(d.tcp('GET', '/api/v1/domains/a%00b'), 400, 'NUL in a name')
+        err(d.tcp('GET', '/api/v1/domains/a%0d%0aX:%20y'), 400,
+            'CR LF in a name')
+        err(d.tcp('GET', '/api/v1/domains/%ff'), 400, 'a name not UTF-8')
         err(d.tcp('GET', '/api/v1/domains/' + 'x' * 300), 400,
             'name too long')
         err(d.tcp('GET', '/api/v1/history?seconds=abc'), 400,
