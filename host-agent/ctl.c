@@ -22,7 +22,6 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 
-#include "api.h"
 #include "ctl_table.h"
 #include "polmeta.h"
 #include "log.h"

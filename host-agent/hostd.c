@@ -18,6 +18,7 @@
 #include "channel.h"
 #include "hconf.h"
 #include "http.h"
+#include "http_virt.h"
 #include "log.h"
 #include "model.h"
 #include "qmp_src.h"
@@ -413,6 +414,20 @@ hostd_parse_args(struct hostd *d, int argc, char **argv, enum hostd_action *mode
 	}
 }
 
+/* The HTTP server; policy writes go through the daemon's connection. */
+static void
+hostd_start_http(struct hostd *d)
+{
+	struct http_writer	 writer;
+	char			 err[512];
+
+	http_virt_writer(&writer, d->virt);
+	d->http = http_start(d->base, d->host, &writer, &d->conf.http,
+	    d->conf.period_ms, err, sizeof(err));
+	if (d->http == NULL)
+		fatalx("%s", err);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -488,10 +503,7 @@ main(int argc, char **argv)
 	xasprintf(&path, "%s/caps", d.conf.state_dir);
 	d.vcap = vcap_new(d.base, d.host, d.virt, path, d.conf.observe);
 	free(path);
-	d.http = http_start(d.base, d.host, d.virt, &d.conf.http,
-	    d.conf.period_ms, err, sizeof(err));
-	if (d.http == NULL)
-		fatalx("%s", err);
+	hostd_start_http(&d);
 
 	d.ev_period = event_new(d.base, -1, EV_PERSIST, hostd_period, &d);
 	if (d.ev_period == NULL)

@@ -48,11 +48,9 @@
 #include "http_assets.h"
 #include "http_conn.h"
 #include "http_route.h"
-#include "http_virt.h"
 #include "log.h"
 #include "model.h"
 #include "util.h"
-#include "virt.h"
 
 #define HTTP_MAX_HEADER_COUNT	64
 #define HTTP_DECISIONS_MAX	1000	/* ?limit= of /api/v1/decisions */
@@ -109,7 +107,7 @@ static const struct {
 struct http_server {
 	struct event_base	*base;
 	struct host		*host;
-	const struct virt	*virt;
+	struct http_writer	 writer;	/* zeroed: no writes */
 	uint64_t		 start_ms;
 	struct http_conf	 conf;
 	unsigned int		 period_ms;
@@ -252,8 +250,8 @@ http_fill(struct http_ctx *c, const char *only)
 	srv->snap.host.delay_s = srv->delay_s;
 	srv->snap.host.proto_errors = srv->proto_total;
 	srv->snap.host.start_ms = srv->start_ms;
-	srv->snap.host.libvirt_connected = srv->virt != NULL &&
-	    virt_connected(srv->virt);
+	srv->snap.host.libvirt_connected = srv->writer.connected != NULL &&
+	    srv->writer.connected(srv->writer.arg);
 	return 0;
 }
 
@@ -407,8 +405,12 @@ http_h_policy(struct http_ctx *c)
 		http_error(c, 400, "bad policy: %s", err);
 		return;
 	}
-	if (http_virt_set_policy(srv->virt != NULL ? virt_conn(srv->virt) :
-	    NULL, c->arg, &p, &status, err, sizeof err) != 0) {
+	if (srv->writer.set_policy == NULL) {
+		http_error(c, 503, "not connected to libvirtd; try again");
+		return;
+	}
+	if (srv->writer.set_policy(srv->writer.arg, c->arg, &p, &status, err,
+	    sizeof err) != 0) {
 		http_error(c, status, "%s", err);
 		return;
 	}
@@ -818,15 +820,16 @@ http_tick(evutil_socket_t fd, short events, void *arg)
 }
 
 struct http_server *
-http_start(struct event_base *base, struct host *host, const struct virt *virt,
-    const struct http_conf *conf, unsigned int period_ms,
+http_start(struct event_base *base, struct host *host,
+    const struct http_writer *writer, const struct http_conf *conf, unsigned int period_ms,
     char *err, size_t errlen)
 {
 	struct http_server	*srv = xcalloc(1, sizeof *srv);
 
 	srv->base = base;
 	srv->host = host;
-	srv->virt = virt;
+	if (writer != NULL)
+		srv->writer = *writer;
 	srv->start_ms = time_real_ms();
 	srv->conf = *conf;
 	srv->period_ms = period_ms;

@@ -17,7 +17,7 @@
 
 struct event_base;
 struct host;
-struct virt;
+struct polmeta;
 
 struct http_conf {
 	char		listen[CONF_STRLEN];	/* "127.0.0.1:9471"; "" none */
@@ -101,14 +101,29 @@ int	http_conf_addr(const struct http_conf *, struct addrinfo **,
 bool	http_is_loopback(const struct sockaddr *);
 
 /*
+ * Where the one write goes, so this module needs no libvirt: set_policy
+ * replaces the policy of a domain (name or UUID) and returns 0, or -1
+ * with the HTTP status that fits and a cause; connected says whether
+ * writes can reach libvirt now (the host's libvirt_connected).  arg is
+ * passed to both.
+ */
+struct http_writer {
+	int	(*set_policy)(void *arg, const char *domain,
+		    const struct polmeta *, int *status, char *err,
+		    size_t errlen);
+	bool	(*connected)(void *arg);
+	void	*arg;
+};
+
+/*
  * Bind the listeners and serve the model on base.  Policy writes go
- * through virt's libvirt connection (virt may be NULL: writes then answer
- * 503).  period_ms is the daemon's period.  The [http] options are read once: a change needs a
- * restart.  Returns NULL with a cause in err (a bad address, a socket in
- * use by a running daemon, ...).
+ * through writer (copied; NULL: writes then answer 503).  period_ms is
+ * the daemon's period.  The [http] options are read once: a change needs
+ * a restart.  Returns NULL with a cause in err (a bad address, a socket
+ * in use by a running daemon, ...).
  */
 struct http_server *http_start(struct event_base *, struct host *,
-	    const struct virt *, const struct http_conf *,
+	    const struct http_writer *, const struct http_conf *,
 	    unsigned int period_ms, char *err, size_t errlen);
 /* Close the listeners, drop connections and remove the unix socket. */
 void	http_stop(struct http_server *);

@@ -5,6 +5,8 @@
  * the model through discovery, as after any `virsh metadata`.  The call
  * is synchronous on the event loop; writes are rare operator actions.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 
 #include "polmeta.h"
 #include "http_virt.h"
+#include "virt.h"
 
 static void
 http_virt_error(const char *what, char *err, size_t errlen)
@@ -61,4 +64,26 @@ http_virt_set_policy(virConnectPtr conn, const char *domain,
 	free(xml);
 	virDomainFree(dom);
 	return rc;
+}
+
+static int
+http_virt_set(void *arg, const char *domain, const struct polmeta *p,
+    int *status, char *err, size_t errlen)
+{
+	return http_virt_set_policy(virt_conn(arg), domain, p, status, err,
+	    errlen);
+}
+
+static bool
+http_virt_connected(void *arg)
+{
+	return virt_connected(arg);
+}
+
+void
+http_virt_writer(struct http_writer *w, const struct virt *v)
+{
+	w->set_policy = http_virt_set;
+	w->connected = http_virt_connected;
+	w->arg = (void *)(uintptr_t)v;
 }

@@ -6,7 +6,10 @@
 
 #include <libvirt/libvirt.h>
 
+#include "http.h"
 #include "polmeta.h"
+
+struct virt;
 
 /*
  * Replace the prefcpu metadata element of a domain (name or UUID), live
@@ -17,5 +20,8 @@
  */
 int	http_virt_set_policy(virConnectPtr, const char *domain,
 	    const struct polmeta *, int *status, char *err, size_t errlen);
+
+/* The HTTP server's writer for the daemon's connection: the call above. */
+void	http_virt_writer(struct http_writer *, const struct virt *);
 
 #endif
