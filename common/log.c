@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "util.h"
+#include "utf8.h"
 
 /* One line is formatted in full before a single write(2) so that lines of
  * concurrent processes sharing stderr do not interleave. */

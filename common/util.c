@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "utf8.h"
 #include "util.h"
 
 /*
@@ -127,6 +128,16 @@ uint64_t
 time_real_ms(void)
 {
 	return util_clock_ns(CLOCK_REALTIME) / 1000000;
+}
+
+uint64_t
+deadline_min(uint64_t a, uint64_t b)
+{
+	if (a == 0)
+		return b;
+	if (b == 0)
+		return a;
+	return a < b ? a : b;
 }
 
 /*
@@ -371,51 +382,6 @@ str_rstrip(char *s)
 	return s;
 }
 
-size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	size_t		len, i;
-	uint32_t	cp;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	cp = s[0] & (0x7f >> len);
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
-unsigned int
-utf8_invisible(const unsigned char *s, size_t len)
-{
-	unsigned int	cp;
-
-	if (len == 2)
-		cp = (s[0] & 0x1fu) << 6 | (s[1] & 0x3fu);
-	else if (len == 3)
-		cp = (s[0] & 0x0fu) << 12 | (s[1] & 0x3fu) << 6 | (s[2] & 0x3fu);
-	else
-		return 0;
-	if (cp == 0x061c || cp == 0x200e || cp == 0x200f ||
-	    (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
-		return cp;
-	return 0;
-}
-
 void
 err_set(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -426,6 +392,7 @@ err_set(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	err[utf8_cut(err, strlen(err))] = '\0';
 }
 
 /* Scan JSON text for what json-c's strict mode lets through (util.h). */

@@ -20,6 +20,8 @@ int	 xasprintf(char **, const char *, ...) __attribute__((format(printf, 2, 3)))
 uint64_t time_mono_ns(void);
 uint64_t time_mono_ms(void);
 uint64_t time_real_ms(void);
+/* The earlier of two deadlines, where 0 is none. */
+uint64_t deadline_min(uint64_t, uint64_t);
 
 /*
  * Read a small file (sysfs/procfs) into buf, NUL-terminated; returns the
@@ -44,12 +46,6 @@ int	parse_uint(const char *, uint64_t min, uint64_t max, uint64_t *out);
 /* Strip trailing whitespace in place; returns s. */
 char	*str_rstrip(char *s);
 /*
- * Length of the valid multi-byte UTF-8 sequence at s (at most n bytes), or
- * 0 (also for ASCII): overlong forms, surrogates and code points above
- * U+10FFFF are invalid, as RFC 3629 says.
- */
-size_t	utf8_len(const unsigned char *s, size_t n);
-/*
  * Reject what json-c's strict mode still lets through: single-quoted
  * strings (json-c takes them as keys) and raw control bytes inside
  * strings.  Returns the offset of the first offending byte or len, and
@@ -57,13 +53,10 @@ size_t	utf8_len(const unsigned char *s, size_t n);
  */
 size_t	json_prescan(const char *s, size_t len, const char **why);
 /*
- * The code point of a valid sequence of len bytes at s (utf8_len()'s), if
- * it is one a reader must see escaped: a bidi control (U+061C, U+200E,
- * U+200F, U+202A..U+202E, U+2066..U+2069), which reorders the text around
- * it, or a line or paragraph separator (U+2028, U+2029); else 0.
+ * Write a cause into the caller's err[errlen]; NULL or 0 writes nothing.
+ * A character the cut splits is dropped (utf8_cut()), so the cause can go
+ * to a peer whose text must be valid UTF-8.
  */
-unsigned int utf8_invisible(const unsigned char *s, size_t len);
-/* Write a cause into the caller's err[errlen]; NULL or 0 writes nothing. */
 void	err_set(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 

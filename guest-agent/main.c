@@ -345,16 +345,6 @@ guestd_read_signal(int fd)
 	return 0;
 }
 
-static uint64_t
-guestd_min(uint64_t a, uint64_t b)
-{
-	if (a == 0)
-		return b;
-	if (b == 0)
-		return a;
-	return a < b ? a : b;
-}
-
 /* Restore what an earlier run left; 0 when done or nothing, -1 logged. */
 static int
 guestd_recover(const struct guestd_conf *conf)
@@ -449,7 +439,7 @@ guestd_run(struct guestd_conf *conf)
 		pfd[0].fd = sigfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = port_pollfd(port, &pfd[1].events);
-		deadline = guestd_min(guestd_min(port_deadline(port),
+		deadline = deadline_min(deadline_min(port_deadline(port),
 		    session_deadline(sess)), recover_at);
 		now = time_mono_ms();
 		if (deadline == 0)

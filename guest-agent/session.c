@@ -572,24 +572,14 @@ const struct port_cbs session_port_cbs = {
 	.disconnected = session_disconnected,
 };
 
-static uint64_t
-session_min(uint64_t a, uint64_t b)
-{
-	if (a == 0)
-		return b;
-	if (b == 0)
-		return a;
-	return a < b ? a : b;
-}
-
 uint64_t
 session_deadline(const struct session *s)
 {
 	uint64_t	d;
 
-	d = session_min(session_min(s->lease_end, s->retry_at), s->report_at);
+	d = deadline_min(deadline_min(s->lease_end, s->retry_at), s->report_at);
 	if (s->pending)
-		d = session_min(d, ratelim_ready(&s->applies, time_mono_ms()));
+		d = deadline_min(d, ratelim_ready(&s->applies, time_mono_ms()));
 	return d;
 }
 

@@ -24,7 +24,7 @@ static const char *const api_agent_names[] = {
 void
 api_snapshot_init(struct api_snapshot *s)
 {
-	memset(s, 0, sizeof *s);
+	memset(s, 0, sizeof(*s));
 }
 
 void
@@ -32,13 +32,13 @@ api_snapshot_free(struct api_snapshot *s)
 {
 	free(s->vms);
 	free(s->vcpu_stats);
-	memset(s, 0, sizeof *s);
+	memset(s, 0, sizeof(*s));
 }
 
 void
 api_snapshot_reset(struct api_snapshot *s)
 {
-	memset(&s->host, 0, sizeof s->host);
+	memset(&s->host, 0, sizeof(s->host));
 	s->nvms = 0;
 	s->nvcpu_stats = 0;
 }
@@ -50,10 +50,10 @@ api_snapshot_vm(struct api_snapshot *s)
 
 	if (s->nvms == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 16;
-		s->vms = xreallocarray(s->vms, s->cap, sizeof *s->vms);
+		s->vms = xreallocarray(s->vms, s->cap, sizeof(*s->vms));
 	}
 	vm = &s->vms[s->nvms++];
-	memset(vm, 0, sizeof *vm);
+	memset(vm, 0, sizeof(*vm));
 	vm->vcpu_first = s->nvcpu_stats;
 	return vm;
 }
@@ -66,10 +66,10 @@ api_snapshot_vcpu(struct api_snapshot *s)
 	if (s->nvcpu_stats == s->vcpu_cap) {
 		s->vcpu_cap = s->vcpu_cap ? s->vcpu_cap * 2 : 64;
 		s->vcpu_stats = xreallocarray(s->vcpu_stats, s->vcpu_cap,
-		    sizeof *s->vcpu_stats);
+		    sizeof(*s->vcpu_stats));
 	}
 	v = &s->vcpu_stats[s->nvcpu_stats++];
-	memset(v, 0, sizeof *v);
+	memset(v, 0, sizeof(*v));
 	s->vms[s->nvms - 1].vcpu_count++;
 	return v;
 }

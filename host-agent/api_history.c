@@ -77,7 +77,7 @@ api_history_open(const struct host *h, uint64_t seconds, uint64_t since,
     bool vms)
 {
 	const struct hist_rec	*newest = host_history(h, 0);
-	struct api_hist		*a = xcalloc(1, sizeof *a);
+	struct api_hist		*a = xcalloc(1, sizeof(*a));
 
 	a->h = h;
 	a->vms = vms;

@@ -5,12 +5,13 @@
 #include <string.h>
 
 #include "api_jw.h"
+#include "utf8.h"
 #include "util.h"
 
 void
 jw_init(struct jw *w)
 {
-	memset(w, 0, sizeof *w);
+	memset(w, 0, sizeof(*w));
 	w->f = open_memstream(&w->buf, &w->len);
 	if (w->f == NULL)
 		abort();
@@ -224,7 +225,7 @@ jw_cpuset(struct jw *w, const char *key, const struct cpuset *set)
 	char	buf[256], *s;
 
 	jw_key(w, key);
-	if (cpuset_format(set, buf, sizeof buf) >= 0) {
+	if (cpuset_format(set, buf, sizeof(buf)) >= 0) {
 		fprintf(w->f, "\"%s\"", buf);
 		return;
 	}

@@ -104,18 +104,18 @@ metrics_read(const void *base, const struct metrics_def *d)
 
 	switch (d->vtype) {
 	case MV_DOUBLE:
-		memcpy(&v, p, sizeof v);
+		memcpy(&v, p, sizeof(v));
 		break;
 	case MV_U64:
-		memcpy(&u, p, sizeof u);
+		memcpy(&u, p, sizeof(u));
 		v = (double)u;
 		break;
 	case MV_UINT:
-		memcpy(&ui, p, sizeof ui);
+		memcpy(&ui, p, sizeof(ui));
 		v = ui;
 		break;
 	case MV_BOOL:
-		memcpy(&b, p, sizeof b);
+		memcpy(&b, p, sizeof(b));
 		v = b;
 		break;
 	}

@@ -44,9 +44,9 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 	const struct vm_chan	*c = &vm->chan;
 	unsigned int		 i;
 
-	snprintf(a->name, sizeof a->name, "%s", vm->info.name ?
+	snprintf(a->name, sizeof(a->name), "%s", vm->info.name ?
 	    vm->info.name : "");
-	snprintf(a->uuid, sizeof a->uuid, "%s", vm->info.uuid);
+	snprintf(a->uuid, sizeof(a->uuid), "%s", vm->info.uuid);
 	a->vcpus = cpuset_count(&vm->info.online);
 	a->cores = vm->info.ncores;
 	a->cpu_shares = vm->info.shares;
@@ -66,7 +66,7 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 	a->enforce = polmeta_enforce(pol, host_params(h)->enforce);
 	a->cap = vm->cap;
 	if (m->present && !m->valid)
-		api_copy(a->policy_error, sizeof a->policy_error, m->error);
+		api_copy(a->policy_error, sizeof(a->policy_error), m->error);
 
 	a->target = c->target;
 	a->target_seq = c->target_seq;
@@ -74,13 +74,13 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 	a->ack_seq = c->ack_seq;
 	a->applied = c->applied;
 	if (c->ack_seq > 0 && !c->ack_ok)
-		api_copy(a->ack_error, sizeof a->ack_error, c->ack_error);
+		api_copy(a->ack_error, sizeof(a->ack_error), c->ack_error);
 
 	a->agent = api_agent_state(vm);
-	snprintf(a->agent_name, sizeof a->agent_name, "%s", c->agent);
-	snprintf(a->backend, sizeof a->backend, "%s", c->backend);
-	snprintf(a->kernel, sizeof a->kernel, "%s", c->kernel);
-	snprintf(a->governor, sizeof a->governor, "%s", c->governor);
+	snprintf(a->agent_name, sizeof(a->agent_name), "%s", c->agent);
+	snprintf(a->backend, sizeof(a->backend), "%s", c->backend);
+	snprintf(a->kernel, sizeof(a->kernel), "%s", c->kernel);
+	snprintf(a->governor, sizeof(a->governor), "%s", c->governor);
 	a->proto_errors = c->err_decode + c->err_overlong + c->err_rate +
 	    c->err_protocol;
 	a->has_report = c->report_ms > 0;
@@ -119,10 +119,10 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 	const struct vm			*vm;
 	struct api_host			*a = &s->host;
 
-	if (gethostname(a->hostname, sizeof a->hostname) != 0)
+	if (gethostname(a->hostname, sizeof(a->hostname)) != 0)
 		a->hostname[0] = '\0';
-	a->hostname[sizeof a->hostname - 1] = '\0';
-	snprintf(a->mode, sizeof a->mode, "%s",
+	a->hostname[sizeof(a->hostname) - 1] = '\0';
+	snprintf(a->mode, sizeof(a->mode), "%s",
 	    host_params(h)->observe ? "observe" : "enforce");
 	a->period_seq = host_periods(h);
 	a->time_ms = hs->real_ms;

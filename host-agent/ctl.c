@@ -231,7 +231,7 @@ ctl_check(int status, struct json_object *o)
 		return CTL_OK;
 	if (o != NULL && json_object_object_get_ex(o, "error", &e))
 		fprintf(stderr, "prefcpuctl: %s\n",
-		    ctl_esc(json_object_get_string(e), buf, sizeof buf));
+		    ctl_esc(json_object_get_string(e), buf, sizeof(buf)));
 	else
 		fprintf(stderr, "prefcpuctl: the daemon answered %d\n", status);
 	return status == 404 ? CTL_NOTFOUND : CTL_FAIL;
@@ -260,7 +260,7 @@ ctl_at(struct json_object *o, const char *path)
 
 	while (o != NULL && *path != '\0') {
 		n = strcspn(path, ".");
-		if (n >= sizeof key)
+		if (n >= sizeof(key))
 			return NULL;
 		memcpy(key, path, n);
 		key[n] = '\0';
@@ -395,22 +395,22 @@ ctl_print_status(struct ctl *c, struct json_object *h, struct json_object *d,
 	size_t			 i, n;
 
 	ctl_sumline(width, "host %s  mode %s  period %.1f s  periods %.0f",
-	    ctl_str(h, "hostname", b1, sizeof b1),
-	    ctl_str(h, "mode", b2, sizeof b2),
+	    ctl_str(h, "hostname", b1, sizeof(b1)),
+	    ctl_str(h, "mode", b2, sizeof(b2)),
 	    ctl_num(h, "period_ms") / 1000, ctl_num(h, "period_seq"));
 	ctl_sumline(width, "CPUs %.0f, usable %.0f (%s)  capacity %.2f CPUs"
 	    "  demand %.2f CPUs", ctl_num(h, "pcpus"),
 	    ctl_num(h, "usable_cpus"), ctl_str(h, "usable_pcpus", b1,
-	    sizeof b1), ctl_num(h, "capacity"), ctl_num(h, "demand"));
+	    sizeof(b1)), ctl_num(h, "capacity"), ctl_num(h, "demand"));
 	ctl_sumline(width, "vCPUs %.0f  preferred %.0f  over-commit %s"
 	    " vCPUs/CPU  contended %s", ctl_num(h, "vcpus"),
 	    ctl_num(h, "preferred_vcpus"), ctl_fmt(h, "overcommit", 2,
-	    b3, sizeof b3), json_object_get_boolean(ctl_at(h, "contended")) ?
+	    b3, sizeof(b3)), json_object_get_boolean(ctl_at(h, "contended")) ?
 	    "yes" : "no");
 	ctl_sumline(width, "run delay %.2f CPUs, %s%% of vCPU time  CPU"
 	    " pressure %s%%  decisions %.0f", ctl_num(h, "run_delay_cpus"),
-	    ctl_fmt(h, "run_delay_pct", 1, b4, sizeof b4),
-	    ctl_fmt(h, "cpu_pressure_some_avg10", 1, b5, sizeof b5),
+	    ctl_fmt(h, "run_delay_pct", 1, b4, sizeof(b4)),
+	    ctl_fmt(h, "cpu_pressure_some_avg10", 1, b5, sizeof(b5)),
 	    ctl_num(h, "decisions"));
 	fputc('\n', stdout);
 
@@ -419,33 +419,33 @@ ctl_print_status(struct ctl *c, struct json_object *h, struct json_object *d,
 		printf("no running VMs\n");
 		return;
 	}
-	vms = xreallocarray(NULL, n, sizeof *vms);
+	vms = xreallocarray(NULL, n, sizeof(*vms));
 	for (i = 0; i < n; i++)
 		vms[i] = json_object_array_get_idx(arr, i);
 	ctl_sort_key = sort;
-	qsort(vms, n, sizeof *vms, ctl_cmp_vm);
+	qsort(vms, n, sizeof(*vms), ctl_cmp_vm);
 	t = tab_new(ctl_vm_cols, nitems(ctl_vm_cols));
 	for (i = 0; i < n && (max_rows == 0 || i < max_rows); i++) {
 		struct json_object *vm = vms[i];
 
 		tab_row(t);
-		tab_cell(t, "%s", ctl_str(vm, "name", b1, sizeof b1));
+		tab_cell(t, "%s", ctl_str(vm, "name", b1, sizeof(b1)));
 		tab_cell(t, "%.0f", ctl_num(vm, "vcpus"));
 		tab_cell(t, "%s", ctl_fmt(vm, "decision.vcpus", 0, b3,
-		    sizeof b3));
+		    sizeof(b3)));
 		tab_cell(t, "%s", ctl_str(vm, "decision.preferred", b2,
-		    sizeof b2));
+		    sizeof(b2)));
 		tab_cell(t, "%s", ctl_fmt(vm, "applied.vcpus", 0, b3,
-		    sizeof b3));
+		    sizeof(b3)));
 		tab_cell(t, "%.0f", ctl_num(vm, "policy.weight"));
 		tab_cell(t, "%s", ctl_fmt(vm, "decision.share", 2, b3,
-		    sizeof b3));
+		    sizeof(b3)));
 		tab_cell(t, "%s", ctl_fmt(vm, "decision.demand", 2, b3,
-		    sizeof b3));
+		    sizeof(b3)));
 		tab_cell(t, "%.1f", ctl_num(vm, "usage.run_delay_pct"));
-		tab_cell(t, "%s", ctl_str(vm, "agent.state", b2, sizeof b2));
+		tab_cell(t, "%s", ctl_str(vm, "agent.state", b2, sizeof(b2)));
 		tab_cell(t, "%s", ctl_str(vm, "decision.reason", b2,
-		    sizeof b2));
+		    sizeof(b2)));
 	}
 	tab_print(t, stdout, c->wide ? 0 : width);
 	tab_free(t);
@@ -684,7 +684,7 @@ ctl_explain_agent(struct json_object *o)
 	char			 buf[512];
 	size_t			 i;
 
-	state = ctl_str(o, "agent.state", buf, sizeof buf);
+	state = ctl_str(o, "agent.state", buf, sizeof(buf));
 	printf("agent: %s", state);
 	if (strcmp(state, "none") == 0)
 		printf(" (the domain has no org.prefcpu.0 channel)");
@@ -695,7 +695,7 @@ ctl_explain_agent(struct json_object *o)
 		if (v == NULL || json_object_get_string_len(v) == 0)
 			continue;
 		printf(", %s%s", fields[i].label,
-		    ctl_str(o, fields[i].path, buf, sizeof buf));
+		    ctl_str(o, fields[i].path, buf, sizeof(buf)));
 	}
 	if (ctl_num(o, "agent.protocol_errors") > 0)
 		printf(", protocol errors %.0f",
@@ -729,10 +729,10 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		return CTL_OK;
 	}
 	printf("domain %s (%s), %.0f vCPUs in %.0f cores\n",
-	    ctl_str(o, "name", b1, sizeof b1), ctl_str(o, "uuid", b2, sizeof b2),
+	    ctl_str(o, "name", b1, sizeof(b1)), ctl_str(o, "uuid", b2, sizeof(b2)),
 	    ctl_num(o, "vcpus"), ctl_num(o, "cores"));
 	printf("policy: mode %s, weight %.0f",
-	    ctl_str(o, "policy.mode", b1, sizeof b1),
+	    ctl_str(o, "policy.mode", b1, sizeof(b1)),
 	    ctl_num(o, "policy.weight"));
 	if (ctl_num(o, "policy.min_cores") > 0)
 		printf(", min-cores %.0f", ctl_num(o, "policy.min_cores"));
@@ -743,12 +743,12 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 	else
 		printf(", no maximum");
 	if (ctl_at(o, "policy.cpus") != NULL &&
-	    *ctl_str(o, "policy.cpus", b2, sizeof b2) != '\0')
+	    *ctl_str(o, "policy.cpus", b2, sizeof(b2)) != '\0')
 		printf(", cpus %s", b2);
-	printf(", enforce %s\n", ctl_str(o, "policy.enforce", b3, sizeof b3));
+	printf(", enforce %s\n", ctl_str(o, "policy.enforce", b3, sizeof(b3)));
 	if (ctl_at(o, "policy.error") != NULL)
 		printf("policy error: %s\n",
-		    ctl_str(o, "policy.error", b1, sizeof b1));
+		    ctl_str(o, "policy.error", b1, sizeof(b1)));
 	if (ctl_at(o, "cap") != NULL)
 		printf("cap: %s%.2f CPUs (vcpu_quota %.0f of vcpu_period %.0f us"
 		    " per vCPU)%s%s\n", ctl_at(o, "cap.active") != NULL &&
@@ -757,19 +757,19 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		    ctl_num(o, "cap.vcpu_quota"), ctl_num(o, "cap.vcpu_period"),
 		    ctl_at(o, "cap.error") ? ", error: " : "",
 		    ctl_at(o, "cap.error") ? ctl_str(o, "cap.error", b4,
-		    sizeof b4) : "");
+		    sizeof(b4)) : "");
 	printf("target: %s (seq %.0f)\n", ctl_num(o, "target.vcpus") > 0 ?
-	    ctl_str(o, "target.preferred", b1, sizeof b1) : "none sent",
+	    ctl_str(o, "target.preferred", b1, sizeof(b1)) : "none sent",
 	    ctl_num(o, "target.seq"));
 	if (ctl_at(o, "applied.cpus") != NULL)
 		printf("applied by the guest: %s (seq %.0f)\n",
-		    ctl_str(o, "applied.cpus", b1, sizeof b1),
+		    ctl_str(o, "applied.cpus", b1, sizeof(b1)),
 		    ctl_num(o, "applied.seq"));
 	else
 		printf("applied by the guest: nothing reported\n");
 	if (ctl_at(o, "applied.error") != NULL)
 		printf("applied by the guest: error: %s\n",
-		    ctl_str(o, "applied.error", b1, sizeof b1));
+		    ctl_str(o, "applied.error", b1, sizeof(b1)));
 	ctl_explain_agent(o);
 	printf("usage: run %.2f CPUs, run delay %.2f CPUs, run delay share"
 	    " %.1f%% of its vCPU time\n", ctl_num(o, "usage.run_cpus"),
@@ -779,10 +779,10 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		printf("decision: none yet\n");
 	else {
 		printf("decision: %s -> %s (%.0f vCPUs, %.0f cores)\n",
-		    ctl_str(o, "decision.reason", b1, sizeof b1),
-		    ctl_str(o, "decision.preferred", b2, sizeof b2),
+		    ctl_str(o, "decision.reason", b1, sizeof(b1)),
+		    ctl_str(o, "decision.preferred", b2, sizeof(b2)),
 		    ctl_num(o, "decision.vcpus"), ctl_num(o, "decision.cores"));
-		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof b1));
+		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof(b1)));
 		printf("  inputs: contention domain %.0f, capacity %.2f CPUs,"
 		    " demand %.2f CPUs, claim %.2f CPUs,\n"
 		    "    share %.2f CPUs, saturated %s, contended %s\n",
@@ -808,7 +808,7 @@ ctl_policy_current(struct json_object *md, struct polmeta *p)
 			    JSON_C_TO_STRING_PLAIN);
 	char		 err[256];
 
-	if (polmeta_from_json(text, strlen(text), p, err, sizeof err) != 0) {
+	if (polmeta_from_json(text, strlen(text), p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "prefcpuctl: the daemon's current policy does"
 		    " not decode: %s\n", err);
 		return -1;
@@ -842,7 +842,7 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 	bool			 dry = false;
 	int			 ch, f, rc, status;
 
-	memset(opts, 0, sizeof opts);
+	memset(opts, 0, sizeof(opts));
 	for (f = 0; f < PM_NFIELDS; f++) {
 		opts[f].name = polmeta_fields[f].attr;
 		opts[f].has_arg = required_argument;
@@ -860,7 +860,7 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 			ctl_usage(stderr);
 			return CTL_USAGE;
 		} else if (polmeta_set_text(&set, (enum polmeta_field)ch,
-		    optarg, PMN_ATTR, err, sizeof err) != 0) {
+		    optarg, PMN_ATTR, err, sizeof(err)) != 0) {
 			fprintf(stderr, "prefcpuctl: --%s\n", err);
 			return CTL_USAGE;
 		}
@@ -888,7 +888,7 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 	}
 	json_object_put(o);
 	polmeta_merge(&p, &set);
-	if (polmeta_check(&p, 0, PMN_ATTR, err, sizeof err) != 0) {
+	if (polmeta_check(&p, 0, PMN_ATTR, err, sizeof(err)) != 0) {
 		fprintf(stderr, "prefcpuctl: %s\n", err);
 		return CTL_USAGE;
 	}
@@ -913,7 +913,7 @@ ctl_policy(struct ctl *c, int argc, char **argv)
 			ctl_print_json(o);
 		else
 			printf("%s: %s\n", domain,
-			    ctl_str(o, "metadata", err, sizeof err));
+			    ctl_str(o, "metadata", err, sizeof(err)));
 	}
 	json_object_put(o);
 	return rc;
@@ -937,7 +937,7 @@ main(int argc, char **argv)
 	log_init("prefcpuctl", LOGL_WARNING);
 	/* For the terminal's character set only (the ellipsis). */
 	setlocale(LC_CTYPE, "");
-	memset(&c, 0, sizeof c);
+	memset(&c, 0, sizeof(c));
 	c.socket = getenv("PREFCPU_SOCKET") != NULL ?
 	    getenv("PREFCPU_SOCKET") : CTL_DEFAULT_SOCKET;
 	/* '+': stop at the command, whose options are its own. */

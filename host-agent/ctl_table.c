@@ -23,7 +23,7 @@ struct tab {
 struct tab *
 tab_new(const struct tab_col *cols, size_t ncols)
 {
-	struct tab	*t = xcalloc(1, sizeof *t);
+	struct tab	*t = xcalloc(1, sizeof(*t));
 
 	t->cols = cols;
 	t->ncols = ncols;
@@ -49,10 +49,10 @@ tab_row(struct tab *t)
 	if (t->nrows == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 16;
 		t->cells = xreallocarray(t->cells, t->cap * t->ncols,
-		    sizeof *t->cells);
+		    sizeof(*t->cells));
 	}
 	memset(&t->cells[t->nrows * t->ncols], 0, t->ncols *
-	    sizeof *t->cells);
+	    sizeof(*t->cells));
 	t->nrows++;
 	t->next = 0;
 }
@@ -180,10 +180,10 @@ tab_line(FILE *f, const char *s, unsigned int width)
 void
 tab_print(const struct tab *t, FILE *f, unsigned int width)
 {
-	unsigned int	*w = xcalloc(t->ncols, sizeof *w), total, cw, over;
-	unsigned int	*natural = xcalloc(t->ncols, sizeof *natural);
+	unsigned int	*w = xcalloc(t->ncols, sizeof(*w)), total, cw, over;
+	unsigned int	*natural = xcalloc(t->ncols, sizeof(*natural));
 	unsigned int	 best;
-	bool		*shown = xcalloc(t->ncols, sizeof *shown), first;
+	bool		*shown = xcalloc(t->ncols, sizeof(*shown)), first;
 	size_t		 i, r, last;
 	const char	*s;
 

@@ -15,6 +15,7 @@
 
 #include "domxml.h"
 #include "log.h"
+#include "proto.h"
 #include "util.h"
 
 #define MAX_NODES	1024	/* guest NUMA cells */

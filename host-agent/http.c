@@ -167,10 +167,10 @@ static void (*const http_handlers[HTTP_NROUTES])(struct http_ctx *) = {
 void
 http_conf_default(struct http_conf *c)
 {
-	memset(c, 0, sizeof *c);
-	snprintf(c->listen, sizeof c->listen, "127.0.0.1:%d",
+	memset(c, 0, sizeof(*c));
+	snprintf(c->listen, sizeof(c->listen), "127.0.0.1:%d",
 	    HTTP_DEFAULT_PORT);
-	snprintf(c->socket, sizeof c->socket, "%s", HTTP_DEFAULT_SOCKET);
+	snprintf(c->socket, sizeof(c->socket), "%s", HTTP_DEFAULT_SOCKET);
 	c->timeout_s = 10;
 	c->answer_timeout_s = 60;
 	c->max_body = 16384;
@@ -222,7 +222,7 @@ http_error(struct http_ctx *c, int status, const char *fmt, ...)
 	va_list		 ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	jw_init(&w);
 	jw_obj(&w, NULL);
@@ -294,7 +294,7 @@ http_view(struct http_ctx *c, enum http_view v)
 		if (http_fill(c, http_views[v].only) != 0)
 			return;
 		http_body_unref(k->body);
-		k->body = xcalloc(1, sizeof *k->body);
+		k->body = xcalloc(1, sizeof(*k->body));
 		k->body->refs = 1;
 		k->body->text = http_views[v].render(&srv->snap, &k->body->len);
 		k->seq = seq;
@@ -401,7 +401,7 @@ http_h_policy(struct http_ctx *c)
 		http_error(c, 400, "a JSON policy object is needed");
 		return;
 	}
-	if (polmeta_from_json(text, len, &p, err, sizeof err) != 0) {
+	if (polmeta_from_json(text, len, &p, err, sizeof(err)) != 0) {
 		http_error(c, 400, "bad policy: %s", err);
 		return;
 	}
@@ -410,7 +410,7 @@ http_h_policy(struct http_ctx *c)
 		return;
 	}
 	if (srv->writer.set_policy(srv->writer.arg, c->arg, &p, &status, err,
-	    sizeof err) != 0) {
+	    sizeof(err)) != 0) {
 		http_error(c, status, "%s", err);
 		return;
 	}
@@ -421,7 +421,7 @@ http_h_policy(struct http_ctx *c)
 	jw_str(&w, "metadata", xml);
 	jw_obj_end(&w);
 	log_notice("domain %s: policy set through the API: %s",
-	    str_escape(esc, sizeof esc, c->arg, strlen(c->arg)), xml);
+	    str_escape(esc, sizeof(esc), c->arg, strlen(c->arg)), xml);
 	free(xml);
 	body = jw_finish(&w, &len);
 	http_json(c, 200, body, len);
@@ -541,20 +541,20 @@ http_dispatch(struct evhttp_request *req, void *arg)
 	struct http_route_res	 rs;
 	char			 esc[256];
 
-	memset(&c, 0, sizeof c);
+	memset(&c, 0, sizeof(c));
 	c.srv = lst->srv;
 	c.lst = lst;
 	c.req = req;
 	http_conns_dispatched(lst->conns, req);
 
-	log_debug("http %s: %s", lst->kind, str_escape(esc, sizeof esc,
+	log_debug("http %s: %s", lst->kind, str_escape(esc, sizeof(esc),
 	    evhttp_request_get_uri(req), strlen(evhttp_request_get_uri(req))));
 	if (http_header_count(req) > HTTP_MAX_HEADER_COUNT) {
 		http_error(&c, 431, "more than %d header fields",
 		    HTTP_MAX_HEADER_COUNT);
 		return;
 	}
-	memset(&rq, 0, sizeof rq);
+	memset(&rq, 0, sizeof(rq));
 	rq.method = http_method(req);
 	rq.path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
 	rq.query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
@@ -617,7 +617,7 @@ http_listen_tcp(struct http_server *srv, char *err, size_t errlen)
 	struct addrinfo		*ai = NULL;
 	struct evconnlistener	*l;
 	struct sockaddr_storage	 ss;
-	socklen_t		 sl = sizeof ss;
+	socklen_t		 sl = sizeof(ss);
 	int			 fd = -1, one = 1;
 
 	if (http_conf_addr(&srv->conf, &ai, err, errlen) != 0)
@@ -625,7 +625,7 @@ http_listen_tcp(struct http_server *srv, char *err, size_t errlen)
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0);
 	if (fd < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
 	    listen(fd, HTTP_LISTEN_BACKLOG) != 0 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) != 0) {
@@ -684,7 +684,7 @@ http_unlink_stale(const char *path, const struct sockaddr_un *sun,
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof *sun);
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
 	close(fd);
 	if (rc == 0) {
 		snprintf(err, errlen, "socket %s: a daemon is already"
@@ -710,15 +710,15 @@ http_listen_unix(struct http_server *srv, char *err, size_t errlen)
 	mode_t			 old;
 	int			 fd;
 
-	memset(&sun, 0, sizeof sun);
+	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sun.sun_path) {
+	if (strlen(path) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "socket %s: path too long", path);
 		return -1;
 	}
 	memcpy(sun.sun_path, path, strlen(path));
 	if (srv->conf.socket_group[0] != '\0') {
-		if (getgrnam_r(srv->conf.socket_group, &gr, grbuf, sizeof grbuf,
+		if (getgrnam_r(srv->conf.socket_group, &gr, grbuf, sizeof(grbuf),
 		    &grp) != 0 || grp == NULL) {
 			snprintf(err, errlen, "socket-group %s: no such group",
 			    srv->conf.socket_group);
@@ -747,7 +747,7 @@ http_listen_unix(struct http_server *srv, char *err, size_t errlen)
 	}
 	/* Never a moment with wider permissions than 0660. */
 	old = umask(0117);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
 		umask(old);
 		snprintf(err, errlen, "socket %s: %s", path, strerror(errno));
 		close(fd);
@@ -821,10 +821,10 @@ http_tick(evutil_socket_t fd, short events, void *arg)
 
 struct http_server *
 http_start(struct event_base *base, struct host *host,
-    const struct http_writer *writer, const struct http_conf *conf, unsigned int period_ms,
-    char *err, size_t errlen)
+    const struct http_writer *writer, const struct http_conf *conf,
+    unsigned int period_ms, char *err, size_t errlen)
 {
-	struct http_server	*srv = xcalloc(1, sizeof *srv);
+	struct http_server	*srv = xcalloc(1, sizeof(*srv));
 
 	srv->base = base;
 	srv->host = host;

@@ -44,7 +44,7 @@ http_conf_addr(const struct http_conf *c, struct addrinfo **out, char *err,
 	int		 rc;
 
 	*out = NULL;
-	snprintf(host, sizeof host, "%s", c->listen);
+	snprintf(host, sizeof(host), "%s", c->listen);
 	colon = strrchr(host, ':');
 	if (colon == NULL) {
 		snprintf(err, errlen, "listen %s: expected ADDRESS:PORT",
@@ -58,7 +58,7 @@ http_conf_addr(const struct http_conf *c, struct addrinfo **out, char *err,
 		h++;
 		colon[-1] = '\0';
 	}
-	memset(&hints, 0, sizeof hints);
+	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
@@ -103,9 +103,9 @@ http_conf_check(const struct http_conf *c, char *err, size_t errlen)
 		    c->socket);
 		return -1;
 	}
-	if (strlen(c->socket) >= sizeof sun.sun_path) {
+	if (strlen(c->socket) >= sizeof(sun.sun_path)) {
 		snprintf(err, errlen, "socket %s: path too long (at most %zu"
-		    " bytes)", c->socket, sizeof sun.sun_path - 1);
+		    " bytes)", c->socket, sizeof(sun.sun_path) - 1);
 		return -1;
 	}
 	if (lstat(c->socket, &st) == 0 && !S_ISSOCK(st.st_mode)) {
@@ -114,7 +114,7 @@ http_conf_check(const struct http_conf *c, char *err, size_t errlen)
 		return -1;
 	}
 	if (c->socket_group[0] != '\0' && (getgrnam_r(c->socket_group, &gr,
-	    grbuf, sizeof grbuf, &grp) != 0 || grp == NULL)) {
+	    grbuf, sizeof(grbuf), &grp) != 0 || grp == NULL)) {
 		snprintf(err, errlen, "socket-group %s: no such group",
 		    c->socket_group);
 		return -1;

@@ -145,7 +145,7 @@ http_conn_expire(evutil_socket_t fd, short what, void *arg)
 	if (c->refuse) {
 		/* Nothing else was written on it: one small send. */
 		if (s >= 0)
-			n = send(s, http_conn_503, sizeof http_conn_503 - 1,
+			n = send(s, http_conn_503, sizeof(http_conn_503) - 1,
 			    MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)n;
 		http_conn_refused_log(c->cs);
@@ -195,7 +195,7 @@ http_conn_bev(struct event_base *base, void *arg)
 	bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (bev == NULL)
 		return NULL;
-	c = xcalloc(1, sizeof *c);
+	c = xcalloc(1, sizeof(*c));
 	c->cs = cs;
 	c->bev = bev;
 	c->deadline = evtimer_new(base, http_conn_expire, c);
@@ -216,7 +216,7 @@ struct http_conns *
 http_conns_new(struct event_base *base, struct evhttp *http,
     const struct http_conns_conf *conf)
 {
-	struct http_conns	*cs = xcalloc(1, sizeof *cs);
+	struct http_conns	*cs = xcalloc(1, sizeof(*cs));
 
 	cs->base = base;
 	cs->http = http;

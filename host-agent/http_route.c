@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "http_route.h"
+#include "utf8.h"
 #include "util.h"
 
 const struct http_route http_routes[HTTP_NROUTES] = {
@@ -125,7 +126,7 @@ http_route_match(const char *pattern, const char *path, char **arg)
 			if (qe == q || *arg != NULL)
 				goto nomatch;
 			if (http_route_decode(q, (size_t)(qe - q), name,
-			    sizeof name) != 0)
+			    sizeof(name)) != 0)
 				return -1;
 			*arg = xstrdup(name);
 		} else if (pe - p != qe - q || strncmp(p, q, (size_t)(pe - p)))
@@ -181,7 +182,7 @@ http_route_host_ok(const char *listen, const char *hosts, const char *host)
 		p = strchr(host, ':');
 		n = p != NULL ? (size_t)(p - host) : strlen(host);
 	}
-	if (n == 0 || n >= sizeof name)
+	if (n == 0 || n >= sizeof(name))
 		return false;
 	memcpy(name, host, n);
 	name[n] = '\0';
@@ -195,7 +196,7 @@ http_route_host_ok(const char *listen, const char *hosts, const char *host)
 	if (inet_pton(AF_INET6, name, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6))
 		return true;
 	/* The address part of "ADDRESS:PORT", "[ADDRESS]:PORT". */
-	snprintf(addr, sizeof addr, "%s", listen != NULL ? listen : "");
+	snprintf(addr, sizeof(addr), "%s", listen != NULL ? listen : "");
 	if ((colon = strrchr(addr, ':')) != NULL)
 		*colon = '\0';
 	p = addr;
@@ -219,7 +220,7 @@ http_query_free(struct http_query *q)
 	}
 	free(q->key);
 	free(q->val);
-	memset(q, 0, sizeof *q);
+	memset(q, 0, sizeof(*q));
 }
 
 int
@@ -229,7 +230,7 @@ http_query_parse(const char *s, struct http_query *q)
 	char		*val;
 	size_t		 len;
 
-	memset(q, 0, sizeof *q);
+	memset(q, 0, sizeof(*q));
 	while (*p != '\0') {
 		amp = p + strcspn(p, "&");
 		eq = memchr(p, '=', (size_t)(amp - p));
@@ -240,8 +241,8 @@ http_query_parse(const char *s, struct http_query *q)
 		len = (size_t)(amp - eq - 1);
 		val = xmalloc(len + 1);
 		http_route_unescape(eq + 1, len, true, val);
-		q->key = xreallocarray(q->key, q->n + 1, sizeof *q->key);
-		q->val = xreallocarray(q->val, q->n + 1, sizeof *q->val);
+		q->key = xreallocarray(q->key, q->n + 1, sizeof(*q->key));
+		q->val = xreallocarray(q->val, q->n + 1, sizeof(*q->val));
 		q->key[q->n] = xstrndup(p, (size_t)(eq - p));
 		q->val[q->n] = val;
 		q->n++;
@@ -289,7 +290,7 @@ http_route_decide(const struct http_route_req *req, struct http_route_res *res)
 	int			 rc;
 	bool			 bad_name = false;
 
-	memset(res, 0, sizeof *res);
+	memset(res, 0, sizeof(*res));
 	if (req->check_host && !http_route_host_ok(req->listen, req->hosts,
 	    req->host))
 		return http_route_refuse(res, 403, "Host header names another"

@@ -43,7 +43,7 @@
 #include "cpuset.h"
 #include "policy.h"
 #include "polmeta.h"
-#include "proto.h"
+#include "proto_limits.h"
 
 #define VM_UUID_LEN	37	/* 36 characters and NUL */
 #define VM_NAME_LEN	128	/* copies of names in history and logs */

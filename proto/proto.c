@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 #include "cpuset.h"
 #include "log.h"
 #include "proto.h"
+#include "utf8.h"
 #include "util.h"
 
 #define PROTO_MAX_PERIOD_MS	3600000
@@ -272,26 +272,6 @@ field_cptr(const struct proto_msg *m, const struct field *f)
 	return (const char *)m + f->off;
 }
 
-static size_t	utf8_valid_prefix(const unsigned char *, size_t);
-
-/*
- * Write a cause.  A cut may split a UTF-8 character of an escaped guest
- * string; drop the partial character so that the cause can go back to the
- * peer in an "error" message, whose text must be valid UTF-8.
- */
-static void LOG_PRINTF(3, 4)
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list	ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	err[utf8_valid_prefix((const unsigned char *)err, strlen(err))] = '\0';
-}
-
 /*
  * Length of the valid UTF-8 prefix of s (RFC 3629: no overlong forms, no
  * surrogates, nothing above U+10FFFF); equals len when all of s is valid.
@@ -333,27 +313,27 @@ decode_text(struct json_object *o, char *buf, size_t size, const char *what,
 	size_t		 n, i;
 
 	if (!json_object_is_type(o, json_type_string)) {
-		seterr(err, errlen, "%s: expected a string, got %s", what,
+		err_set(err, errlen, "%s: expected a string, got %s", what,
 		    json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
 	s = json_object_get_string(o);
 	n = (size_t)json_object_get_string_len(o);
 	if (n >= size) {
-		seterr(err, errlen, "%s: %zu bytes, longer than %zu", what, n,
+		err_set(err, errlen, "%s: %zu bytes, longer than %zu", what, n,
 		    size - 1);
 		return -1;
 	}
 	/* json-c turns \u0000 and \n escapes into raw bytes. */
 	for (i = 0; i < n; i++) {
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
-			seterr(err, errlen, "%s: control character at offset %zu",
+			err_set(err, errlen, "%s: control character at offset %zu",
 			    what, i);
 			return -1;
 		}
 	}
 	if (utf8_valid_prefix((const unsigned char *)s, n) != n) {
-		seterr(err, errlen, "%s: invalid UTF-8", what);
+		err_set(err, errlen, "%s: invalid UTF-8", what);
 		return -1;
 	}
 	memcpy(buf, s, n);
@@ -370,7 +350,7 @@ decode_cpulist(struct json_object *o, struct cpuset *set, bool nonempty,
 	size_t		 n;
 
 	if (!json_object_is_type(o, json_type_string)) {
-		seterr(err, errlen, "%s: expected a cpulist string, got %s",
+		err_set(err, errlen, "%s: expected a cpulist string, got %s",
 		    what, json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
@@ -378,19 +358,19 @@ decode_cpulist(struct json_object *o, struct cpuset *set, bool nonempty,
 	n = (size_t)json_object_get_string_len(o);
 	/* cpuset_parse_n takes sysfs's trailing newline; a message has none. */
 	if (n > 0 && s[n - 1] == '\n') {
-		seterr(err, errlen, "%s: control character at offset %zu", what,
+		err_set(err, errlen, "%s: control character at offset %zu", what,
 		    n - 1);
 		return -1;
 	}
-	if (cpuset_parse_n(set, s, n, cause, sizeof cause) != 0) {
+	if (cpuset_parse_n(set, s, n, cause, sizeof(cause)) != 0) {
 		/* The cause may quote guest bytes. */
-		seterr(err, errlen, "%s: %s", what,
-		    str_escape(esc, sizeof esc, cause, strnlen(cause,
-		    sizeof cause)));
+		err_set(err, errlen, "%s: %s", what,
+		    str_escape(esc, sizeof(esc), cause, strnlen(cause,
+		    sizeof(cause))));
 		return -1;
 	}
 	if (nonempty && cpuset_empty(set)) {
-		seterr(err, errlen, "%s: empty cpulist", what);
+		err_set(err, errlen, "%s: empty cpulist", what);
 		return -1;
 	}
 	return 0;
@@ -405,20 +385,20 @@ decode_uint(struct json_object *o, uint64_t min, uint64_t max, uint64_t *out,
 	uint64_t	 u;
 
 	if (!json_object_is_type(o, json_type_int)) {
-		seterr(err, errlen, "%s: expected an integer, got %s", what,
+		err_set(err, errlen, "%s: expected an integer, got %s", what,
 		    json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
 	/* json-c keeps ints above INT64_MAX as uint64 and saturates beyond. */
 	if (json_object_get_int64(o) < 0) {
-		seterr(err, errlen, "%s: %s is out of range %" PRIu64 "..%"
-		    PRIu64, what, num_text(o, num, sizeof num), min, max);
+		err_set(err, errlen, "%s: %s is out of range %" PRIu64 "..%"
+		    PRIu64, what, num_text(o, num, sizeof(num)), min, max);
 		return -1;
 	}
 	u = json_object_get_uint64(o);
 	if (u < min || u > max) {
-		seterr(err, errlen, "%s: %s is out of range %" PRIu64 "..%"
-		    PRIu64, what, num_text(o, num, sizeof num), min, max);
+		err_set(err, errlen, "%s: %s is out of range %" PRIu64 "..%"
+		    PRIu64, what, num_text(o, num, sizeof(num)), min, max);
 		return -1;
 	}
 	*out = u;
@@ -434,7 +414,7 @@ decode_session(struct json_object *o, uint64_t *out, const char *what,
 	size_t		 i, n;
 
 	if (!json_object_is_type(o, json_type_string)) {
-		seterr(err, errlen, "%s: expected a string of 16 hex digits, "
+		err_set(err, errlen, "%s: expected a string of 16 hex digits, "
 		    "got %s", what, json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
@@ -451,13 +431,13 @@ decode_session(struct json_object *o, uint64_t *out, const char *what,
 			goto bad;
 	}
 	if (v == 0) {
-		seterr(err, errlen, "%s: session 0 is not valid", what);
+		err_set(err, errlen, "%s: session 0 is not valid", what);
 		return -1;
 	}
 	*out = v;
 	return 0;
 bad:
-	seterr(err, errlen, "%s: not 16 lowercase hex digits", what);
+	err_set(err, errlen, "%s: not 16 lowercase hex digits", what);
 	return -1;
 }
 
@@ -471,19 +451,19 @@ decode_num(struct json_object *o, double max, double *out, const char *what,
 
 	if (!json_object_is_type(o, json_type_double) &&
 	    !json_object_is_type(o, json_type_int)) {
-		seterr(err, errlen, "%s: expected a number, got %s", what,
+		err_set(err, errlen, "%s: expected a number, got %s", what,
 		    json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
 	d = json_object_get_double(o);
 	if (!isfinite(d)) {
-		seterr(err, errlen, "%s: %s is not a finite number", what,
-		    num_text(o, num, sizeof num));
+		err_set(err, errlen, "%s: %s is not a finite number", what,
+		    num_text(o, num, sizeof(num)));
 		return -1;
 	}
 	if (d < 0 || d > max) {
-		seterr(err, errlen, "%s: %s is out of range 0..%.15g", what,
-		    num_text(o, num, sizeof num), max);
+		err_set(err, errlen, "%s: %s is out of range 0..%.15g", what,
+		    num_text(o, num, sizeof(num)), max);
 		return -1;
 	}
 	*out = d;
@@ -499,26 +479,26 @@ decode_cores(struct json_object *o, struct proto_hello_guest *hg,
 	size_t		 n, i;
 
 	if (!json_object_is_type(o, json_type_array)) {
-		seterr(err, errlen, "%s: expected an array of cpulists, got %s",
+		err_set(err, errlen, "%s: expected an array of cpulists, got %s",
 		    what, json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
 	n = json_object_array_length(o);
 	if (n == 0 || n > PROTO_MAX_CORES) {
-		seterr(err, errlen, "%s: %zu cores, not 1..%d", what, n,
+		err_set(err, errlen, "%s: %zu cores, not 1..%d", what, n,
 		    PROTO_MAX_CORES);
 		return -1;
 	}
-	cores = xcalloc(n, sizeof *cores);
+	cores = xcalloc(n, sizeof(*cores));
 	cpuset_zero(&seen);
 	for (i = 0; i < n; i++) {
-		snprintf(item, sizeof item, "%s[%zu]", what, i);
+		snprintf(item, sizeof(item), "%s[%zu]", what, i);
 		if (decode_cpulist(json_object_array_get_idx(o, i), &cores[i],
 		    true, item, err, errlen) != 0)
 			goto fail;
 		/* A vCPU belongs to one core; overlaps would double-count. */
 		if (cpuset_intersects(&seen, &cores[i])) {
-			seterr(err, errlen, "%s: overlaps an earlier core", item);
+			err_set(err, errlen, "%s: overlaps an earlier core", item);
 			goto fail;
 		}
 		cpuset_or(&seen, &seen, &cores[i]);
@@ -539,18 +519,18 @@ decode_backends(struct json_object *o, struct proto_hello_guest *hg,
 	size_t	n, i;
 
 	if (!json_object_is_type(o, json_type_array)) {
-		seterr(err, errlen, "%s: expected an array of strings, got %s",
+		err_set(err, errlen, "%s: expected an array of strings, got %s",
 		    what, json_type_to_name(json_object_get_type(o)));
 		return -1;
 	}
 	n = json_object_array_length(o);
 	if (n > PROTO_MAX_BACKENDS) {
-		seterr(err, errlen, "%s: %zu entries, more than %d", what, n,
+		err_set(err, errlen, "%s: %zu entries, more than %d", what, n,
 		    PROTO_MAX_BACKENDS);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
-		snprintf(item, sizeof item, "%s[%zu]", what, i);
+		snprintf(item, sizeof(item), "%s[%zu]", what, i);
 		if (decode_text(json_object_array_get_idx(o, i),
 		    hg->backends[i], PROTO_MAX_TEXT, item, err, errlen) != 0)
 			return -1;
@@ -583,7 +563,7 @@ decode_field(struct json_object *o, const struct field *f,
 		return decode_num(o, f->max, p, what, err, errlen);
 	case FK_BOOL:
 		if (!json_object_is_type(o, json_type_boolean)) {
-			seterr(err, errlen, "%s: expected true or false, got %s",
+			err_set(err, errlen, "%s: expected true or false, got %s",
 			    what, json_type_to_name(json_object_get_type(o)));
 			return -1;
 		}
@@ -600,7 +580,7 @@ decode_field(struct json_object *o, const struct field *f,
 	case FK_BACKENDS:
 		return decode_backends(o, &m->hello_guest, what, err, errlen);
 	}
-	seterr(err, errlen, "%s: no decoder", what);
+	err_set(err, errlen, "%s: no decoder", what);
 	return -1;
 }
 
@@ -623,7 +603,7 @@ check_ack(const struct msg_def *def, struct proto_msg *m, unsigned int seen,
 		if (f->present == NULL || (seen & (1u << i)) != 0)
 			continue;
 		if (f->present(m)) {
-			seterr(err, errlen, "%s: %s: missing (ok is %s)",
+			err_set(err, errlen, "%s: %s: missing (ok is %s)",
 			    def->name, f->name, m->ack.ok ? "true" : "false");
 			return -1;
 		}
@@ -655,17 +635,17 @@ check_version(struct json_object *root, char *err, size_t errlen)
 	char			 num[64];
 
 	if (!json_object_object_get_ex(root, "v", &v)) {
-		seterr(err, errlen, "v: missing");
+		err_set(err, errlen, "v: missing");
 		return -1;
 	}
 	if (!json_object_is_type(v, json_type_int)) {
-		seterr(err, errlen, "v: expected the integer %d, got %s",
+		err_set(err, errlen, "v: expected the integer %d, got %s",
 		    PROTO_VERSION, json_type_to_name(json_object_get_type(v)));
 		return -1;
 	}
 	if (json_object_get_int64(v) != PROTO_VERSION) {
-		seterr(err, errlen, "v: version %s is not supported (%d)",
-		    num_text(v, num, sizeof num), PROTO_VERSION);
+		err_set(err, errlen, "v: version %s is not supported (%d)",
+		    num_text(v, num, sizeof(num)), PROTO_VERSION);
 		return -1;
 	}
 	return 0;
@@ -682,11 +662,11 @@ decode_type(struct json_object *root, enum proto_peer from, char *err,
 	size_t			 n;
 
 	if (!json_object_object_get_ex(root, "type", &t)) {
-		seterr(err, errlen, "type: missing");
+		err_set(err, errlen, "type: missing");
 		return NULL;
 	}
 	if (!json_object_is_type(t, json_type_string)) {
-		seterr(err, errlen, "type: expected a string, got %s",
+		err_set(err, errlen, "type: expected a string, got %s",
 		    json_type_to_name(json_object_get_type(t)));
 		return NULL;
 	}
@@ -694,8 +674,8 @@ decode_type(struct json_object *root, enum proto_peer from, char *err,
 	n = (size_t)json_object_get_string_len(t);
 	def = find_type(s, n, from);
 	if (def == NULL)
-		seterr(err, errlen, "unknown type \"%s\" from the %s",
-		    str_escape(esc, sizeof esc, s, n),
+		err_set(err, errlen, "unknown type \"%s\" from the %s",
+		    str_escape(esc, sizeof(esc), s, n),
 		    peer_names[from]);
 	return def;
 }
@@ -711,25 +691,25 @@ parse_object(const char *line, size_t len, char *err, size_t errlen)
 	size_t			 off, end;
 
 	if (len > PROTO_MAX_LINE) {
-		seterr(err, errlen, "line: %zu bytes, longer than %d", len,
+		err_set(err, errlen, "line: %zu bytes, longer than %d", len,
 		    PROTO_MAX_LINE);
 		return NULL;
 	}
 	if (len == 0) {
-		seterr(err, errlen, "line: empty");
+		err_set(err, errlen, "line: empty");
 		return NULL;
 	}
 	if ((why = memchr(line, '\0', len)) != NULL) {
-		seterr(err, errlen, "line: NUL byte at offset %zu",
+		err_set(err, errlen, "line: NUL byte at offset %zu",
 		    (size_t)(why - line));
 		return NULL;
 	}
 	if ((off = utf8_valid_prefix((const unsigned char *)line, len)) != len) {
-		seterr(err, errlen, "line: invalid UTF-8 at offset %zu", off);
+		err_set(err, errlen, "line: invalid UTF-8 at offset %zu", off);
 		return NULL;
 	}
 	if ((off = json_prescan(line, len, &why)) != len) {
-		seterr(err, errlen, "line: %s at offset %zu", why, off);
+		err_set(err, errlen, "line: %s at offset %zu", why, off);
 		return NULL;
 	}
 
@@ -745,22 +725,22 @@ parse_object(const char *line, size_t len, char *err, size_t errlen)
 	json_tokener_free(tok);
 	if (root == NULL) {
 		if (jerr == json_tokener_continue || jerr == json_tokener_success)
-			seterr(err, errlen, "line: not JSON: truncated");
+			err_set(err, errlen, "line: not JSON: truncated");
 		else
-			seterr(err, errlen, "line: not JSON: %s at offset %zu",
+			err_set(err, errlen, "line: not JSON: %s at offset %zu",
 			    json_tokener_error_desc(jerr), end);
 		return NULL;
 	}
 	for (off = end; off < len; off++) {
 		if (memchr(" \t\r\n", line[off], 4) == NULL) {
-			seterr(err, errlen, "line: trailing bytes after the "
+			err_set(err, errlen, "line: trailing bytes after the "
 			    "object at offset %zu", off);
 			json_object_put(root);
 			return NULL;
 		}
 	}
 	if (!json_object_is_type(root, json_type_object)) {
-		seterr(err, errlen, "line: expected a JSON object, got %s",
+		err_set(err, errlen, "line: expected a JSON object, got %s",
 		    json_type_to_name(json_object_get_type(root)));
 		json_object_put(root);
 		return NULL;
@@ -779,14 +759,14 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 	uint64_t		 u;
 	size_t			 i;
 
-	memset(msg, 0, sizeof *msg);
+	memset(msg, 0, sizeof(*msg));
 	if (seq_out != NULL)
 		*seq_out = 0;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 
 	if ((size_t)from >= nitems(peer_names)) {
-		seterr(err, errlen, "no such peer %d", (int)from);
+		err_set(err, errlen, "no such peer %d", (int)from);
 		return -1;
 	}
 	if ((root = parse_object(line, len, err, errlen)) == NULL)
@@ -794,7 +774,7 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 
 	if (seq_out != NULL && json_object_object_get_ex(root, "seq", &seq) &&
 	    decode_uint(seq, 1, PROTO_MAX_SEQ, &u, "seq", cause,
-	    sizeof cause) == 0)
+	    sizeof(cause)) == 0)
 		*seq_out = u;
 
 	if (check_version(root, err, errlen) != 0 ||
@@ -805,13 +785,13 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 	for (i = 0; i < def->nfields; i++) {
 		const struct field *f = &def->fields[i];
 
-		snprintf(what, sizeof what, "%s: %s", def->name, f->name);
+		snprintf(what, sizeof(what), "%s: %s", def->name, f->name);
 		if (!json_object_object_get_ex(root, f->name, &o)) {
 			if (f->flags & FF_OPTIONAL) {
 				apply_default(f, msg);
 				continue;
 			}
-			seterr(err, errlen, "%s: missing", what);
+			err_set(err, errlen, "%s: missing", what);
 			goto fail;
 		}
 		if (decode_field(o, f, msg, what, err, errlen) != 0)
@@ -827,7 +807,7 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 fail:
 	json_object_put(root);
 	proto_msg_clear(msg);
-	memset(msg, 0, sizeof *msg);
+	memset(msg, 0, sizeof(*msg));
 	return -1;
 }
 
@@ -856,7 +836,7 @@ encode_cpulist(const struct cpuset *set)
 {
 	char	buf[PROTO_MAX_LINE + 1];
 
-	if (cpuset_format(set, buf, sizeof buf) < 0)
+	if (cpuset_format(set, buf, sizeof(buf)) < 0)
 		return NULL;
 	return json_object_new_string(buf);
 }
@@ -882,7 +862,7 @@ encode_field(const struct proto_msg *m, const struct field *f)
 		return json_object_new_double(*(const double *)p);
 	case FK_NUM:
 		/* Nine digits: 2.55, not json-c's 2.5499999999999998. */
-		snprintf(num, sizeof num, "%.9g", *(const double *)p);
+		snprintf(num, sizeof(num), "%.9g", *(const double *)p);
 		return json_object_new_double_s(*(const double *)p, num);
 	case FK_BOOL:
 		return json_object_new_boolean(*(const bool *)p);
@@ -985,10 +965,10 @@ proto_session_new(void)
 	ssize_t		n;
 
 	while (v == 0) {
-		n = getrandom(&v, sizeof v, 0);
+		n = getrandom(&v, sizeof(v), 0);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != (ssize_t)sizeof v)
+		if (n != (ssize_t)sizeof(v))
 			fatal("getrandom");
 	}
 	return v;

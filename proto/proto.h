@@ -15,6 +15,8 @@
 
 #include "cpuset.h"
 
+#include "proto_limits.h"
+
 /*
  * Bump PROTO_VERSION when a message changes in a way an existing peer
  * would misread: a field removed or renamed, a field's type or meaning
@@ -24,23 +26,6 @@
 #define PROTO_VERSION		1
 
 #define PROTO_PORT_NAME		"org.prefcpu.0"
-#define PROTO_MAX_LINE		4096	/* bytes, without the newline */
-#define PROTO_MAX_DEPTH		4	/* JSON nesting accepted */
-#define PROTO_MAX_CORES		1024	/* entries in hello "cores" */
-#define PROTO_MAX_TEXT		128	/* agent, host, kernel, backend names */
-#define PROTO_MAX_ERROR		256	/* error texts */
-#define PROTO_MAX_BACKENDS	8
-#define PROTO_MAX_NR_RUNNING	1000000	/* report nr_running, runnable */
-#define PROTO_MAX_SEQ		((UINT64_C(1) << 53) - 1) /* exact in a double */
-#define PROTO_MIN_LEASE_MS	100
-#define PROTO_MAX_LEASE_MS	3600000
-#define PROTO_DEFAULT_LEASE_MS	15000
-/*
- * The longest lease a guest agent takes unless the host's hello raises it
- * (max_lease_ms), and then only within a bound the guest configures: a
- * guest whose host vanished is confined for a minute at most by default.
- */
-#define PROTO_LEASE_CAP_MS	60000
 /*
  * The guest's error about a target that arrived before any hello (its
  * agent restarted while the host kept the connection): the host answers

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "utf8.h"
 #include "util.h"
 #include "testlib.h"
 
@@ -350,6 +351,16 @@ START_TEST(test_err_set)
 	ck_assert_str_eq(err, "old");
 	err_set(err, sizeof(err), "cpu %d: %s", 12, "offline");
 	ck_assert_str_eq(err, "cpu 12:");
+	/* A cut through a character drops its first bytes too. */
+	err_set(err, sizeof(err), "vm %s", "caf\xc3\xa9");
+	ck_assert_str_eq(err, "vm caf");
+	err_set(err, sizeof(err), "%s", "ab\xe2\x82\xac" "de");
+	ck_assert_str_eq(err, "ab\xe2\x82\xac" "de");
+	err_set(err, sizeof(err), "%s", "abcde\xe2\x82\xac");
+	ck_assert_str_eq(err, "abcde");
+	/* Bytes that are not a cut character stay. */
+	err_set(err, sizeof(err), "%s", "a\xff\x80");
+	ck_assert_str_eq(err, "a\xff\x80");
 }
 END_TEST
 
