@@ -1691,16 +1691,20 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 	}
 }
 
-/* Carve n items of size bytes from *cur, aligned for any type. */
-static void *
-policy_carve(char **cur, size_t n, size_t size)
-{
-	void	*p = *cur;
-	size_t	 len = n * size;
+/* A block being carved: base NULL while measuring. */
+struct pcarve {
+	char	*base;
+	size_t	 off;
+};
 
-	len = (len + 15) & ~(size_t)15;
-	*cur += len;
-	return p;
+/* Carve n items of size bytes, aligned for any type; NULL if measuring. */
+static void *
+policy_carve(struct pcarve *c, size_t n, size_t size)
+{
+	size_t	 at = c->off;
+
+	c->off += (n * size + 15) & ~(size_t)15;
+	return c->base != NULL ? c->base + at : NULL;
 }
 
 /*
@@ -1714,40 +1718,42 @@ policy_work_new(const struct policy_config *cfg,
     size_t ncores, size_t nwords, unsigned int maxcores)
 {
 	struct pwork	 w0, *w;
-	char		*cur = NULL, *base;
-	size_t		 i, total, hsize = 1;
+	struct pcarve	 c = { NULL, 0 };
+	size_t		 i, hsize = 1;
 	unsigned int	 npc = (unsigned int)cpuset_last(&host->pcpus) + 1;
 	uint64_t	*onpool;
 	unsigned int	*corepool, *cumpool;
 
+	memset(&w0, 0, sizeof(w0));
 	while (hsize < 2 * n)
 		hsize *= 2;
-	/* Two passes: measure from address 0, then carve for real. */
+	/*
+	 * Two passes: measure, then carve for real.  The work struct comes
+	 * first, so free(w) frees the block.
+	 */
 	for (i = 0; i < 2; i++) {
-		base = cur;
-		w = policy_carve(&cur, 1, sizeof(*w));
-		w0.pv = policy_carve(&cur, n, sizeof(*w0.pv));
-		w0.doms = policy_carve(&cur, n, sizeof(*w0.doms));
-		w0.idx = policy_carve(&cur, n, sizeof(*w0.idx));
-		w0.cand = policy_carve(&cur, n, sizeof(*w0.cand));
-		w0.it = policy_carve(&cur, n, sizeof(*w0.it));
-		w0.ev = policy_carve(&cur, 2 * n, sizeof(*w0.ev));
-		w0.usable = policy_carve(&cur, maxcores, sizeof(*w0.usable));
-		w0.pairs = policy_carve(&cur, 2 * (size_t)maxcores,
+		c.off = 0;
+		w = policy_carve(&c, 1, sizeof(*w));
+		w0.pv = policy_carve(&c, n, sizeof(*w0.pv));
+		w0.doms = policy_carve(&c, n, sizeof(*w0.doms));
+		w0.idx = policy_carve(&c, n, sizeof(*w0.idx));
+		w0.cand = policy_carve(&c, n, sizeof(*w0.cand));
+		w0.it = policy_carve(&c, n, sizeof(*w0.it));
+		w0.ev = policy_carve(&c, 2 * n, sizeof(*w0.ev));
+		w0.usable = policy_carve(&c, maxcores, sizeof(*w0.usable));
+		w0.pairs = policy_carve(&c, 2 * (size_t)maxcores,
 		    sizeof(*w0.pairs));
-		w0.grp = policy_carve(&cur, 2 * (size_t)maxcores,
+		w0.grp = policy_carve(&c, 2 * (size_t)maxcores,
 		    sizeof(*w0.grp));
-		w0.parent = policy_carve(&cur, npc, sizeof(*w0.parent));
-		w0.domof = policy_carve(&cur, npc, sizeof(*w0.domof));
-		w0.used = policy_carve(&cur, npc, sizeof(*w0.used));
-		w0.seen = policy_carve(&cur, hsize, sizeof(*w0.seen));
-		onpool = policy_carve(&cur, nwords, sizeof(*onpool));
-		corepool = policy_carve(&cur, ncores, sizeof(*corepool));
-		cumpool = policy_carve(&cur, ncores + n, sizeof(*cumpool));
-		if (i == 0) {
-			total = (size_t)(cur - base);
-			cur = xcalloc(1, total);
-		}
+		w0.parent = policy_carve(&c, npc, sizeof(*w0.parent));
+		w0.domof = policy_carve(&c, npc, sizeof(*w0.domof));
+		w0.used = policy_carve(&c, npc, sizeof(*w0.used));
+		w0.seen = policy_carve(&c, hsize, sizeof(*w0.seen));
+		onpool = policy_carve(&c, nwords, sizeof(*onpool));
+		corepool = policy_carve(&c, ncores, sizeof(*corepool));
+		cumpool = policy_carve(&c, ncores + n, sizeof(*cumpool));
+		if (i == 0)
+			c.base = xcalloc(1, c.off);
 	}
 	*w = w0;
 	w->cfg = cfg;
