@@ -70,7 +70,7 @@ struct http_listener {
 	struct http_conns	*conns;
 };
 
-/* Views of the whole model, cached per period. */
+/* Views of the whole model, cached per period and set of VMs. */
 enum http_view {
 	HTTP_V_HOST,
 	HTTP_V_DOMAINS,
@@ -90,6 +90,7 @@ struct http_body {
 
 struct http_cache {
 	uint64_t	 seq;	/* host_periods() it was rendered at */
+	uint64_t	 gen;	/* host_vm_gen() it was rendered at */
 	struct http_body *body;
 };
 
@@ -288,9 +289,11 @@ http_view(struct http_ctx *c, enum http_view v)
 	struct http_server	*srv = c->srv;
 	struct http_cache	*k = &srv->cache[v];
 	uint64_t		 seq = host_periods(srv->host);
+	uint64_t		 gen = host_vm_gen(srv->host);
 	struct evkeyvalq	*h;
 
-	if (k->body == NULL || k->seq != seq) {
+	/* A VM that came or went shows at once, not at the next period. */
+	if (k->body == NULL || k->seq != seq || k->gen != gen) {
 		if (http_fill(c, http_views[v].only) != 0)
 			return;
 		http_body_unref(k->body);
@@ -298,6 +301,7 @@ http_view(struct http_ctx *c, enum http_view v)
 		k->body->refs = 1;
 		k->body->text = http_views[v].render(&srv->snap, &k->body->len);
 		k->seq = seq;
+		k->gen = gen;
 	}
 	h = evhttp_request_get_output_headers(c->req);
 	evhttp_add_header(h, "Content-Type", http_views[v].type);

@@ -43,6 +43,7 @@ struct host {
 	struct host_sample	 sample;
 	struct policy_summary	 summary;
 	uint64_t		 periods;
+	uint64_t		 vm_gen;	/* VMs added or removed */
 
 	/* Per-period scratch, grown as needed. */
 	struct policy_vm	*in;
@@ -304,6 +305,7 @@ host_vm_add(struct host *h, const char *uuid, const char *name)
 	vm->added_ms = time_mono_ms();
 	TAILQ_INSERT_TAIL(&h->vms, vm, entry);
 	h->nvms++;
+	h->vm_gen++;
 	if (h->hooks.vm_added != NULL)
 		h->hooks.vm_added(vm, h->hooks.arg);
 	return vm;
@@ -330,6 +332,7 @@ host_vm_remove(struct host *h, struct vm *vm)
 		h->hooks.vm_removed(vm, h->hooks.arg);
 	TAILQ_REMOVE(&h->vms, vm, entry);
 	h->nvms--;
+	h->vm_gen++;
 	if (vm->hist_id != 0)
 		model_name_unref(h, vm->hist_id - 1);
 	model_threads_close(vm);
@@ -492,6 +495,12 @@ uint64_t
 host_periods(const struct host *h)
 {
 	return h->periods;
+}
+
+uint64_t
+host_vm_gen(const struct host *h)
+{
+	return h->vm_gen;
 }
 
 const struct polmeta *

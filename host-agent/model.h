@@ -354,6 +354,8 @@ int		 host_vm_adopt(struct host *, struct vm *,
 /* Summary of the last period's decision. */
 const struct policy_summary *host_summary(const struct host *);
 uint64_t	 host_periods(const struct host *);
+/* Grows by one whenever a VM is added or removed. */
+uint64_t	 host_vm_gen(const struct host *);
 
 /* History, newest first: i = 0 is the last period; NULL beyond the end. */
 unsigned int	 host_history_len(const struct host *);
