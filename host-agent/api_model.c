@@ -94,7 +94,7 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 		a->run_s += vm->thread[i].run_ns / 1e9;
 		a->delay_s += vm->thread[i].delay_ns / 1e9;
 		if (!cpuset_isset(&vm->info.online, i) ||
-		    !vm->thread[i].primed)
+		    !vm->thread[i].sampled)
 			continue;
 		vs = api_snapshot_vcpu(s);
 		vs->vcpu = i;

@@ -1152,7 +1152,7 @@ chan_mgr_new(struct event_base *base, struct host *host,
 	hooks.vm_changed = chan_hook_changed;
 	hooks.vm_removed = chan_hook_removed;
 	hooks.arg = m;
-	host_set_hooks(host, &hooks);
+	host_add_hooks(host, &hooks);
 	HOST_FOREACH_VM(vm, host)
 		chan_sync(m, vm);
 	return m;
@@ -1248,15 +1248,13 @@ chan_mgr_release_all(struct chan_mgr *m, unsigned int timeout_ms)
 void
 chan_mgr_free(struct chan_mgr *m)
 {
-	struct host_hooks	hooks;
 	struct chan		*c;
 
 	if (m == NULL)
 		return;
 	while ((c = TAILQ_FIRST(&m->chans)) != NULL)
 		chan_destroy(c);
-	memset(&hooks, 0, sizeof(hooks));
-	host_set_hooks(m->host, &hooks);
+	host_remove_hooks(m->host, m);
 	event_free(m->ev_tick);
 	free(m);
 }

@@ -23,8 +23,8 @@
  * mode='bind'); with libvirt's test driver the same XML points at a socket
  * a test listens on, so the daemon needs no option of its own for tests.
  *
- * Everything runs on the daemon's libevent base.  The manager installs the
- * model's hooks (host_set_hooks) and owns every connection.
+ * Everything runs on the daemon's libevent base.  The manager registers
+ * its hooks with the model (host_add_hooks) and owns every connection.
  */
 #ifndef PREFCPU_CHANNEL_H
 #define PREFCPU_CHANNEL_H

@@ -258,7 +258,7 @@ hostd_period(evutil_socket_t fd, short what, void *arg)
 		hostd_arm_period(d, d->conf.period_ms);
 	}
 
-	sampler_run(d->sampler, d->host, now);
+	sampler_run(d->sampler, now);
 	cpu1 = hostd_cpu_ns();
 	host_period(d->host, now / 1000000);
 	vcap_period(d->vcap);
@@ -313,24 +313,9 @@ hostd_reload(struct hostd *d)
 	chan_mgr_set_conf(d->chan, &c.chan, c.period_ms, c.observe);
 	vcap_set_observe(d->vcap, c.observe);
 	http_set_period(d->http, c.period_ms);
-	if (roots) {
-		struct vm *vm;
-		unsigned int i;
-
-		/* Threads were opened under the old root. */
-		HOST_FOREACH_VM(vm, d->host) {
-			for (i = 0; i < vm->info.nvcpus; i++) {
-				if (vm->thread[i].fd >= 0)
-					close(vm->thread[i].fd);
-				vm->thread[i].fd = -1;
-				vm->thread[i].primed = false;
-				vm->thread[i].gone = false;
-			}
-		}
-		sampler_free(d->sampler);
-		d->sampler = sampler_new(c.proc_root, c.sys_root,
+	if (roots)
+		sampler_reroot(d->sampler, c.proc_root, c.sys_root,
 		    c.cgroup_root);
-	}
 	hostd_virt_params(&c, &vp);
 	virt_set_params(d->virt, &vp);
 	hostd_qsrc_params(&c, &qp);
@@ -487,7 +472,7 @@ main(int argc, char **argv)
 	/* Before discovery adds VMs: it installs the model's hooks. */
 	d.chan = chan_mgr_new(d.base, d.host, &d.conf.chan, d.conf.period_ms,
 	    d.conf.observe);
-	d.sampler = sampler_new(d.conf.proc_root, d.conf.sys_root,
+	d.sampler = sampler_new(d.host, d.conf.proc_root, d.conf.sys_root,
 	    d.conf.cgroup_root);
 	if (d.conf.source != HCONF_SRC_QMP) {
 		hostd_virt_params(&d.conf, &vp);
@@ -536,8 +521,8 @@ main(int argc, char **argv)
 	http_stop(d.http);
 	qsrc_free(d.qsrc);
 	virt_free(d.virt);
-	host_free(d.host);
 	sampler_free(d.sampler);
+	host_free(d.host);
 	if (d.cpu_periods > 0)
 		log_info("%llu periods, mean cost %.1f us CPU (sampling %.1f, "
 		    "policy and history %.1f)",

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "model.h"
@@ -37,7 +36,8 @@ struct hist_acc {
 
 struct host {
 	struct host_params	 params;
-	struct host_hooks	 hooks;
+	struct host_hooks	 hooks[HOST_HOOKS_MAX];
+	unsigned int		 nhooks;
 	struct vm_list		 vms;
 	unsigned int		 nvms;
 	struct host_sample	 sample;
@@ -282,10 +282,35 @@ host_params(const struct host *h)
 }
 
 void
-host_set_hooks(struct host *h, const struct host_hooks *hooks)
+host_add_hooks(struct host *h, const struct host_hooks *hooks)
 {
-	h->hooks = *hooks;
+	if (h->nhooks == HOST_HOOKS_MAX)
+		fatalx("more than %d sets of model hooks", HOST_HOOKS_MAX);
+	h->hooks[h->nhooks++] = *hooks;
 }
+
+void
+host_remove_hooks(struct host *h, const void *arg)
+{
+	unsigned int	i;
+
+	for (i = 0; i < h->nhooks; i++) {
+		if (h->hooks[i].arg != arg)
+			continue;
+		memmove(&h->hooks[i], &h->hooks[i + 1],
+		    (h->nhooks - i - 1) * sizeof(h->hooks[0]));
+		h->nhooks--;
+		return;
+	}
+}
+
+/* Call hook member m of every set with the VM. */
+#define MODEL_HOOKS(h, m, vm) do {					\
+	unsigned int hk_;						\
+	for (hk_ = 0; hk_ < (h)->nhooks; hk_++)				\
+		if ((h)->hooks[hk_].m != NULL)				\
+			(h)->hooks[hk_].m((vm), (h)->hooks[hk_].arg);	\
+} while (0)
 
 struct vm *
 host_vm_add(struct host *h, const char *uuid, const char *name)
@@ -306,36 +331,19 @@ host_vm_add(struct host *h, const char *uuid, const char *name)
 	TAILQ_INSERT_TAIL(&h->vms, vm, entry);
 	h->nvms++;
 	h->vm_gen++;
-	if (h->hooks.vm_added != NULL)
-		h->hooks.vm_added(vm, h->hooks.arg);
+	MODEL_HOOKS(h, vm_added, vm);
 	return vm;
-}
-
-static void
-model_threads_close(struct vm *vm)
-{
-	unsigned int	i;
-
-	if (vm->thread == NULL)
-		return;
-	for (i = 0; i < vm->info.nvcpus; i++) {
-		if (vm->thread[i].fd >= 0)
-			close(vm->thread[i].fd);
-		vm->thread[i].fd = -1;
-	}
 }
 
 void
 host_vm_remove(struct host *h, struct vm *vm)
 {
-	if (h->hooks.vm_removed != NULL)
-		h->hooks.vm_removed(vm, h->hooks.arg);
+	MODEL_HOOKS(h, vm_removed, vm);
 	TAILQ_REMOVE(&h->vms, vm, entry);
 	h->nvms--;
 	h->vm_gen++;
 	if (vm->hist_id != 0)
 		model_name_unref(h, vm->hist_id - 1);
-	model_threads_close(vm);
 	free(vm->thread);
 	vm_info_clear(&vm->info);
 	free(vm);
@@ -344,8 +352,7 @@ host_vm_remove(struct host *h, struct vm *vm)
 void
 host_vm_changed(struct host *h, struct vm *vm)
 {
-	if (h->hooks.vm_changed != NULL)
-		h->hooks.vm_changed(vm, h->hooks.arg);
+	MODEL_HOOKS(h, vm_changed, vm);
 }
 
 struct vm *
@@ -402,29 +409,17 @@ vm_info_clear(struct vm_info *info)
 	memset(info, 0, sizeof(*info));
 }
 
-static void
-model_thread_init(struct vm_thread *t)
-{
-	memset(t, 0, sizeof(*t));
-	t->fd = -1;
-}
-
 void
 vm_set_info(struct vm *vm, struct vm_info *src)
 {
-	unsigned int	 i, old = vm->info.nvcpus;
+	unsigned int	 old = vm->info.nvcpus;
 
 	if (src->nvcpus != old) {
-		if (vm->thread != NULL) {
-			for (i = src->nvcpus; i < old; i++) {
-				if (vm->thread[i].fd >= 0)
-					close(vm->thread[i].fd);
-			}
-		}
 		vm->thread = xreallocarray(vm->thread,
 		    src->nvcpus ? src->nvcpus : 1, sizeof(*vm->thread));
-		for (i = old; i < src->nvcpus; i++)
-			model_thread_init(&vm->thread[i]);
+		if (src->nvcpus > old)
+			memset(&vm->thread[old], 0, (src->nvcpus - old) *
+			    sizeof(*vm->thread));
 	}
 	vm_info_clear(&vm->info);
 	vm->info = *src;
@@ -445,9 +440,7 @@ vm_set_threads(struct vm *vm, pid_t pid, const pid_t *tids, unsigned int n,
 		pid_t tid = i < n ? tids[i] : 0;
 		if (t->tid == tid)
 			continue;
-		if (t->fd >= 0)
-			close(t->fd);
-		model_thread_init(t);
+		memset(t, 0, sizeof(*t));
 		t->tid = tid;
 	}
 }
@@ -764,6 +757,7 @@ host_period(struct host *h, uint64_t now_ms)
 	struct policy_host	 ph;
 	struct vm		*vm;
 	size_t			 n = 0, i;
+	unsigned int		 k;
 	char			 err[256];
 
 	model_grow(h, h->nvms ? h->nvms : 1);
@@ -793,9 +787,12 @@ host_period(struct host *h, uint64_t now_ms)
 		vm->decision = h->out[i];
 		vm->decided = true;
 	}
-	if (!h->params.observe && h->hooks.deliver != NULL) {
+	for (k = 0; !h->params.observe && k < h->nhooks; k++) {
+		if (h->hooks[k].deliver == NULL)
+			continue;
 		for (i = 0; i < n; i++)
-			h->hooks.deliver(h->inv[i], &h->out[i], h->hooks.arg);
+			h->hooks[k].deliver(h->inv[i], &h->out[i],
+			    h->hooks[k].arg);
 	}
 	model_record(h, n, now_ms);
 	return 0;

@@ -15,6 +15,8 @@
  *                        VMs.
  *   vm->thread[] (other fields), vm->sample, host_sample_mut()
  *                        the sampler (sampler.c), once per period.
+ *   vm->sampler          the sampler's own state of the VM, opaque here:
+ *                        its hooks (vm_changed, vm_removed) keep it.
  *   vm->pstate, vm->decision, history, decision log
  *                        the pipeline (host_period() in model.c).
  *   vm->chan             the channel module (one connection per VM).  The
@@ -28,8 +30,9 @@
  *   observe mode) -> history record.
  *
  * Lifetimes: a struct vm lives from host_vm_add() to host_vm_remove().
- * Before freeing, host_vm_remove() calls hooks.vm_removed, which must drop
- * every reference to the vm (close its channel); the model then frees it.
+ * Before freeing, host_vm_remove() calls every vm_removed hook, which must
+ * drop every reference to the vm (its channel, the sampler's open files);
+ * the model then frees it.
  */
 #ifndef PREFCPU_MODEL_H
 #define PREFCPU_MODEL_H
@@ -97,13 +100,15 @@ enum vm_tid_source {
 				   or the VM's own QMP monitor (qmp_src.c) */
 };
 
-/* One vCPU thread. */
+/*
+ * One vCPU thread.  What the sampler keeps to read it (its open file,
+ * whether it vanished) is the sampler's own (sampler.c); these are the
+ * figures it publishes.
+ */
 struct vm_thread {
 	pid_t		 tid;		/* discovery; 0 if unknown */
-	/* The sampler's, from here on. */
-	int		 fd;		/* open schedstat, -1 if none */
-	bool		 primed;	/* run_ns/delay_ns hold a previous read */
-	bool		 gone;		/* the thread vanished */
+	/* The sampler's figures, from here on; zeroed when tid changes. */
+	bool		 sampled;	/* run_ns/delay_ns hold a read of tid */
 	uint64_t	 run_ns;	/* cumulative, as last read */
 	uint64_t	 delay_ns;
 	double		 run_cpus;	/* last period, CPUs */
@@ -177,6 +182,8 @@ struct vm {
 	unsigned int	 tid_tries;	/* discovery: lookups without libvirt
 					   since the last libvirt event */
 	struct vm_thread *thread;	/* info.nvcpus entries */
+	void		*sampler;	/* the sampler's own state of the VM
+					   (sampler.c); opaque to the model */
 	struct vm_sample sample;
 	struct policy_state pstate;
 	bool		 decided;	/* decision holds this VM's last one */
@@ -265,9 +272,11 @@ struct decision_event {
 };
 
 /*
- * Callbacks into the channel module.  Any of them may be NULL.  deliver is
- * called once per VM per period with its decision (also when unchanged: the
- * target doubles as the lease refresh); never in observe mode.
+ * Callbacks of a module that follows the VMs: the channel manager, the
+ * sampler.  Any of them may be NULL.  Every registered set is called, in
+ * the order registered.  deliver is called once per VM per period with
+ * its decision (also when unchanged: the target doubles as the lease
+ * refresh); never in observe mode.
  */
 struct host_hooks {
 	void	(*deliver)(struct vm *, const struct policy_decision *, void *);
@@ -276,12 +285,16 @@ struct host_hooks {
 	/*
 	 * info, meta or threads were (re)read: after every add, on every
 	 * libvirt event for the VM and on reconnection.  Compare with what
-	 * you kept (e.g. info.channel) to see what changed.
+	 * you kept (e.g. info.channel, thread[].tid) to see what changed.
 	 */
 	void	(*vm_changed)(struct vm *, void *);
+	/* Before the VM is freed: drop every reference to it. */
 	void	(*vm_removed)(struct vm *, void *);
 	void	*arg;
 };
+
+/* Sets of hooks a host holds at most. */
+#define HOST_HOOKS_MAX	4
 
 struct host_params {
 	bool		 observe;	/* decide and log; never deliver */
@@ -304,7 +317,10 @@ void		 host_free(struct host *);
 /* Apply new parameters (SIGHUP); the rings keep their newest records. */
 void		 host_set_params(struct host *, const struct host_params *);
 const struct host_params *host_params(const struct host *);
-void		 host_set_hooks(struct host *, const struct host_hooks *);
+/* Register a set of hooks (copied); hooks->arg names it for removal. */
+void		 host_add_hooks(struct host *, const struct host_hooks *);
+/* Unregister the set registered with arg; nothing if there is none. */
+void		 host_remove_hooks(struct host *, const void *arg);
 
 /* Registry.  Names and UUIDs are unique among running VMs. */
 struct vm	*host_vm_add(struct host *, const char *uuid, const char *name);
@@ -324,7 +340,10 @@ struct vm	*host_vm_next(const struct vm *);
  * Resizes vm->thread when nvcpus changes, keeping the known threads.
  */
 void		 vm_set_info(struct vm *, struct vm_info *src);
-/* Set the vCPU thread ids (n entries, 0 = unknown); closes changed fds. */
+/*
+ * Set the vCPU thread ids (n entries, 0 = unknown); the figures of a
+ * thread whose id changed are zeroed.  Call host_vm_changed() after.
+ */
 void		 vm_set_threads(struct vm *, pid_t pid, const pid_t *tids,
 		    unsigned int n, enum vm_tid_source);
 /* Free what a vm_info owns and zero it. */

@@ -2,6 +2,16 @@
  * The sampler.  Files read every period are kept open and re-read with
  * pread (schedstat, /proc/stat, the cpuset file, PSI): one syscall per file
  * per period, no path lookups.
+ *
+ * What it keeps per vCPU thread to do so (the open file, the previous
+ * read, whether the thread vanished) is its own: a struct sampler_vm per
+ * VM, which vm->sampler points to and the model never looks into.  A
+ * pointer rather than a table keyed by thread id: found in O(1) for every
+ * thread every period, freed with its VM through the model's vm_removed
+ * hook, and a thread id reused by another VM cannot alias it.  The
+ * vm_changed hook closes the files of threads whose id changed; a period
+ * checks the ids too, so a change not announced is never read under the
+ * old thread's rates.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -11,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -40,7 +51,28 @@ struct sampler_cpu {
 	bool		seen;
 };
 
+/* What the sampler keeps of one vCPU thread (model.h has its figures). */
+struct sampler_thread {
+	pid_t		 tid;		/* the thread this is about, 0 none */
+	int		 fd;		/* its open schedstat, -1 if none */
+	bool		 primed;	/* run_ns/delay_ns hold a previous read */
+	bool		 gone;		/* it vanished: not retried */
+	uint64_t	 run_ns;	/* cumulative, as last read */
+	uint64_t	 delay_ns;
+};
+
+/* The sampler's state of one VM; vm->sampler points here. */
+struct sampler_vm {
+	struct vm		*vm;
+	struct sampler_thread	*thr;
+	unsigned int		 n;
+	TAILQ_ENTRY(sampler_vm)	 entry;
+};
+
 struct sampler {
+	struct host	*host;
+	TAILQ_HEAD(, sampler_vm) vms;
+
 	char		*proc_root;
 	char		*sys_root;
 	char		*cgroup_root;
@@ -66,24 +98,6 @@ struct sampler {
 	int		 last_error;	/* host read error logged last, 0: none */
 };
 
-struct sampler *
-sampler_new(const char *proc_root, const char *sys_root, const char *cgroup_root)
-{
-	struct sampler	*s;
-	long		 hz;
-
-	s = xcalloc(1, sizeof(*s));
-	s->proc_root = xstrdup(proc_root);
-	s->sys_root = xstrdup(sys_root);
-	s->cgroup_root = xstrdup(cgroup_root);
-	s->stat_fd = s->online_fd = s->usable_fd = s->psi_fd = -1;
-	s->buflen = 16384;
-	s->buf = xmalloc(s->buflen);
-	hz = sysconf(_SC_CLK_TCK);
-	s->hz = hz > 0 ? (double)hz : 100.0;
-	return s;
-}
-
 static void
 sampler_close(int *fd)
 {
@@ -92,21 +106,189 @@ sampler_close(int *fd)
 	*fd = -1;
 }
 
-void
-sampler_free(struct sampler *s)
+/* Forget what was read of a thread; it is now about tid. */
+static void
+sampler_thread_reset(struct sampler_thread *st, pid_t tid)
 {
-	if (s == NULL)
+	sampler_close(&st->fd);
+	memset(st, 0, sizeof(*st));
+	st->fd = -1;
+	st->tid = tid;
+}
+
+/* Follow the VM's threads: close what is about a thread it no longer has. */
+static void
+sampler_vm_sync(struct sampler_vm *sv)
+{
+	const struct vm	*vm = sv->vm;
+	unsigned int	 i, n = vm->info.nvcpus;
+
+	for (i = n; i < sv->n; i++)
+		sampler_close(&sv->thr[i].fd);
+	if (n != sv->n) {
+		sv->thr = xreallocarray(sv->thr, n ? n : 1, sizeof(*sv->thr));
+		for (i = sv->n; i < n; i++) {
+			sv->thr[i].fd = -1;
+			sampler_thread_reset(&sv->thr[i], 0);
+		}
+		sv->n = n;
+	}
+	for (i = 0; i < n; i++) {
+		if (sv->thr[i].tid != vm->thread[i].tid)
+			sampler_thread_reset(&sv->thr[i], vm->thread[i].tid);
+	}
+}
+
+/* The VM's state, created at its first sample. */
+static struct sampler_vm *
+sampler_vm_state(struct sampler *s, struct vm *vm)
+{
+	struct sampler_vm	*sv = vm->sampler;
+
+	if (sv == NULL) {
+		sv = xcalloc(1, sizeof(*sv));
+		sv->vm = vm;
+		vm->sampler = sv;
+		TAILQ_INSERT_TAIL(&s->vms, sv, entry);
+	}
+	sampler_vm_sync(sv);
+	return sv;
+}
+
+/* Close the VM's files and drop its state. */
+static void
+sampler_forget(struct sampler *s, struct vm *vm)
+{
+	struct sampler_vm	*sv = vm->sampler;
+	unsigned int		 i;
+
+	if (sv == NULL)
 		return;
+	for (i = 0; i < sv->n; i++)
+		sampler_close(&sv->thr[i].fd);
+	TAILQ_REMOVE(&s->vms, sv, entry);
+	free(sv->thr);
+	free(sv);
+	vm->sampler = NULL;
+}
+
+static void
+sampler_hook_changed(struct vm *vm, void *arg)
+{
+	if (vm->sampler != NULL)
+		sampler_vm_sync(vm->sampler);
+}
+
+static void
+sampler_hook_removed(struct vm *vm, void *arg)
+{
+	sampler_forget(arg, vm);
+}
+
+/* Close the host files and forget every previous read: rates start over. */
+static void
+sampler_restart(struct sampler *s)
+{
+	struct sampler_vm	*sv;
+	unsigned int		 i;
+
 	sampler_close(&s->stat_fd);
 	sampler_close(&s->online_fd);
 	sampler_close(&s->usable_fd);
 	sampler_close(&s->psi_fd);
+	s->usable_src = s->logged_src = NULL;
+	s->runs = 0;
+	s->psi_absent = false;
+	free(s->cpu);
+	s->cpu = NULL;
+	s->ncpu = 0;
+	s->last_ns = 0;
+	s->primed = false;
+	s->last_error = 0;
+	TAILQ_FOREACH(sv, &s->vms, entry) {
+		for (i = 0; i < sv->n; i++)
+			sampler_thread_reset(&sv->thr[i], sv->thr[i].tid);
+	}
+}
+
+static void
+sampler_set_roots(struct sampler *s, const char *proc_root,
+    const char *sys_root, const char *cgroup_root)
+{
+	free(s->proc_root);
+	free(s->sys_root);
+	free(s->cgroup_root);
+	s->proc_root = xstrdup(proc_root);
+	s->sys_root = xstrdup(sys_root);
+	s->cgroup_root = xstrdup(cgroup_root);
+}
+
+struct sampler *
+sampler_new(struct host *host, const char *proc_root, const char *sys_root,
+    const char *cgroup_root)
+{
+	struct sampler		*s;
+	struct host_hooks	 hooks;
+	long			 hz;
+
+	s = xcalloc(1, sizeof(*s));
+	s->host = host;
+	TAILQ_INIT(&s->vms);
+	sampler_set_roots(s, proc_root, sys_root, cgroup_root);
+	s->stat_fd = s->online_fd = s->usable_fd = s->psi_fd = -1;
+	s->buflen = 16384;
+	s->buf = xmalloc(s->buflen);
+	hz = sysconf(_SC_CLK_TCK);
+	s->hz = hz > 0 ? (double)hz : 100.0;
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.vm_changed = sampler_hook_changed;
+	hooks.vm_removed = sampler_hook_removed;
+	hooks.arg = s;
+	host_add_hooks(host, &hooks);
+	return s;
+}
+
+void
+sampler_reroot(struct sampler *s, const char *proc_root, const char *sys_root,
+    const char *cgroup_root)
+{
+	sampler_restart(s);
+	sampler_set_roots(s, proc_root, sys_root, cgroup_root);
+}
+
+void
+sampler_free(struct sampler *s)
+{
+	struct sampler_vm	*sv;
+
+	if (s == NULL)
+		return;
+	host_remove_hooks(s->host, s);
+	while ((sv = TAILQ_FIRST(&s->vms)) != NULL)
+		sampler_forget(s, sv->vm);
+	sampler_restart(s);
 	free(s->proc_root);
 	free(s->sys_root);
 	free(s->cgroup_root);
 	free(s->buf);
-	free(s->cpu);
 	free(s);
+}
+
+enum sampler_thread_state
+sampler_thread_state(const struct sampler *s, const struct vm *vm,
+    unsigned int vcpu)
+{
+	const struct sampler_vm	*sv = vm->sampler;
+	const struct sampler_thread *st;
+
+	if (sv == NULL || vcpu >= sv->n || vcpu >= vm->info.nvcpus)
+		return SAMPLER_T_CLOSED;
+	st = &sv->thr[vcpu];
+	if (st->tid != vm->thread[vcpu].tid)
+		return SAMPLER_T_CLOSED;	/* closed at the next sync */
+	if (st->gone)
+		return SAMPLER_T_GONE;
+	return st->fd >= 0 ? SAMPLER_T_OPEN : SAMPLER_T_CLOSED;
 }
 
 static int
@@ -282,74 +464,86 @@ sampler_psi(struct sampler *s, struct host_sample *hs)
 
 /* Open a vCPU thread's schedstat. */
 static int
-sampler_thread_open(struct sampler *s, const struct vm *vm,
-    const struct vm_thread *t)
+sampler_thread_open(struct sampler *s, const struct vm *vm, pid_t tid)
 {
 	char	path[96];
 
 	if (vm->pid > 0)
 		snprintf(path, sizeof(path), "%d/task/%d/schedstat",
-		    (int)vm->pid, (int)t->tid);
+		    (int)vm->pid, (int)tid);
 	else
-		snprintf(path, sizeof(path), "%d/schedstat", (int)t->tid);
+		snprintf(path, sizeof(path), "%d/schedstat", (int)tid);
 	return sampler_open(s->proc_root, path);
 }
 
 static void
-sampler_thread_gone(struct vm *vm, struct vm_thread *t, unsigned int vcpu)
+sampler_thread_gone(struct vm *vm, struct sampler_thread *st,
+    unsigned int vcpu)
 {
-	char	name[VM_NAME_LEN * 4];
+	struct vm_thread *t = &vm->thread[vcpu];
+	char		 name[VM_NAME_LEN * 4];
 
-	sampler_close(&t->fd);
-	t->gone = true;
-	t->primed = false;
+	sampler_close(&st->fd);
+	st->gone = true;
+	st->primed = false;
+	t->sampled = false;
 	t->run_cpus = t->delay_cpus = 0;
 	str_escape(name, sizeof(name), vm->info.name, strlen(vm->info.name));
 	log_debug("domain %s: vCPU %u thread %d is gone", name, vcpu,
-	    (int)t->tid);
+	    (int)st->tid);
+}
+
+/* Read one thread's schedstat; -1 if it is gone. */
+static int
+sampler_thread_read(struct sampler *s, const struct vm *vm,
+    struct sampler_thread *st, uint64_t *run, uint64_t *delay)
+{
+	char	buf[128];
+	ssize_t	n;
+
+	if (st->fd < 0 && (st->fd = sampler_thread_open(s, vm, st->tid)) < 0)
+		return -1;
+	n = fd_pread_all(st->fd, buf, sizeof(buf));
+	/* Nothing (ESRCH): the thread exited while we held it open. */
+	if (n <= 0 || sscanf(buf, "%" SCNu64 " %" SCNu64, run, delay) != 2)
+		return -1;
+	return 0;
 }
 
 static void
 sampler_vm(struct sampler *s, struct vm *vm, double dt_ns,
     struct host_sample *hs)
 {
+	struct sampler_vm *sv = sampler_vm_state(s, vm);
 	struct vm_sample *vs = &vm->sample;
+	struct sampler_thread *st;
 	struct vm_thread *t;
 	unsigned int	 i;
 	uint64_t	 run, delay;
-	char		 buf[128];
-	ssize_t		 n;
 
 	memset(vs, 0, sizeof(*vs));
 	for (i = 0; i < vm->info.nvcpus; i++) {
 		t = &vm->thread[i];
-		if (t->tid <= 0 || t->gone)
+		st = &sv->thr[i];
+		if (st->tid <= 0 || st->gone)
 			continue;
-		if (t->fd < 0 && (t->fd = sampler_thread_open(s, vm, t)) < 0) {
-			sampler_thread_gone(vm, t, i);
-			vs->gone++;
-			continue;
-		}
-		n = fd_pread_all(t->fd, buf, sizeof(buf));
-		if (n <= 0 || sscanf(buf, "%" SCNu64 " %" SCNu64, &run,
-		    &delay) != 2) {
-			/* ESRCH: the thread exited while we held it open. */
-			sampler_thread_gone(vm, t, i);
+		if (sampler_thread_read(s, vm, st, &run, &delay) != 0) {
+			sampler_thread_gone(vm, st, i);
 			vs->gone++;
 			continue;
 		}
 		vs->threads++;
-		if (t->primed && dt_ns > 0 && run >= t->run_ns &&
-		    delay >= t->delay_ns) {
-			t->run_cpus = (double)(run - t->run_ns) / dt_ns;
-			t->delay_cpus = (double)(delay - t->delay_ns) / dt_ns;
+		if (st->primed && dt_ns > 0 && run >= st->run_ns &&
+		    delay >= st->delay_ns) {
+			t->run_cpus = (double)(run - st->run_ns) / dt_ns;
+			t->delay_cpus = (double)(delay - st->delay_ns) / dt_ns;
 			vs->run_cpus += t->run_cpus;
 			vs->delay_cpus += t->delay_cpus;
 			vs->valid = true;
 		}
-		t->run_ns = run;
-		t->delay_ns = delay;
-		t->primed = true;
+		st->run_ns = t->run_ns = run;
+		st->delay_ns = t->delay_ns = delay;
+		st->primed = t->sampled = true;
 	}
 	hs->threads += vs->threads;
 	hs->gone += vs->gone;
@@ -360,8 +554,9 @@ sampler_vm(struct sampler *s, struct vm *vm, double dt_ns,
 }
 
 int
-sampler_run(struct sampler *s, struct host *host, uint64_t now_ns)
+sampler_run(struct sampler *s, uint64_t now_ns)
 {
+	struct host		*host = s->host;
 	struct host_sample	*hs = host_sample_mut(host);
 	struct vm		*vm;
 	double			 dt_ns, busy_ticks = 0;

@@ -53,7 +53,7 @@ make_host(bool observe, unsigned int history)
 	p.decisions = 8;
 	policy_config_default(&p.policy);
 	host = host_new(&p);
-	host_set_hooks(host, &h);
+	host_add_hooks(host, &h);
 	/* 8 idle usable CPUs: no contention. */
 	struct host_sample *hs = host_sample_mut(host);
 	cpuset_zero(&hs->usable);
@@ -122,7 +122,7 @@ START_TEST(test_registry)
 		n++;
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(b->info.nvcpus, 4);
-	ck_assert_int_eq(b->thread[3].fd, -1);
+	ck_assert_int_eq(b->thread[3].tid, 0);
 	host_vm_remove(host, a);
 	ck_assert_uint_eq(removed, 1);
 	ck_assert_ptr_eq(last_removed, a);
@@ -459,7 +459,7 @@ START_TEST(test_threads_resize)
 	ck_assert_ptr_null(info.name);
 	ck_assert_int_eq(a->thread[1].tid, 12);
 	ck_assert_int_eq(a->thread[3].tid, 0);
-	ck_assert_int_eq(a->thread[3].fd, -1);
+	ck_assert(!a->thread[3].sampled);
 }
 END_TEST
 

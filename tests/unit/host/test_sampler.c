@@ -1,5 +1,6 @@
 /* Unit tests for host-agent/sampler on synthetic /proc, /sys and cgroup trees. */
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ setup(void)
 	p.decisions = 4;
 	policy_config_default(&p.policy);
 	host = host_new(&p);
-	smp = sampler_new(proc, sys, cg);
+	smp = sampler_new(host, proc, sys, cg);
 	testlib_put(root, "sys/devices/system/cpu/online", "0-3\n");
 	testlib_put(root, "proc/pressure/cpu",
 	    "some avg10=12.50 avg60=3.00 avg300=1.00 total=123\n"
@@ -120,7 +121,7 @@ START_TEST(test_rates_cgroup2)
 	put_schedstat(102, 0, 0);
 	put_schedstat(103, 5 * S, 0);
 
-	ck_assert_int_eq(sampler_run(smp, host, 10 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 10 * S), 0);
 	ck_assert(!hs->valid);
 	ck_assert(!vm->sample.valid);
 	ck_assert_uint_eq(vm->sample.threads, 3);
@@ -134,7 +135,7 @@ START_TEST(test_rates_cgroup2)
 	put_stat(b1);
 	put_schedstat(101, 1 * S + 900000000ULL, S / 2 + 300000000ULL);
 	put_schedstat(103, 5 * S + 100000000ULL, 0);
-	ck_assert_int_eq(sampler_run(smp, host, 11 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 11 * S), 0);
 
 	ck_assert(hs->valid);
 	ck_assert(near(hs->period_s, 1.0));
@@ -170,36 +171,38 @@ START_TEST(test_vanished_thread)
 	put_schedstat(101, S, 0);
 	put_schedstat(102, S, 0);
 	/* 103 is already gone before the first read. */
-	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
 	ck_assert_uint_eq(vm->sample.threads, 2);
 	ck_assert_uint_eq(vm->sample.gone, 1);
-	ck_assert(vm->thread[2].gone);
-	ck_assert_int_eq(vm->thread[2].fd, -1);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 2), SAMPLER_T_GONE);
+	ck_assert(!vm->thread[2].sampled);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 0), SAMPLER_T_OPEN);
 
 	/* 102 exits while held open: procfs then reads nothing. */
 	put_schedstat(101, 2 * S, 0);
 	testlib_put(root, "proc/100/task/102/schedstat", "");
-	ck_assert_int_eq(sampler_run(smp, host, 2 * S), 0);
-	ck_assert(vm->thread[1].gone);
+	ck_assert_int_eq(sampler_run(smp, 2 * S), 0);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 1), SAMPLER_T_GONE);
 	ck_assert_uint_eq(vm->sample.threads, 1);
 	ck_assert_uint_eq(hs->gone, 1);
 	ck_assert(vm->sample.valid);
 	ck_assert(near(vm->sample.run_cpus, 1.0));
 
 	/* Gone threads are not retried; a new thread id is. */
-	ck_assert_int_eq(sampler_run(smp, host, 3 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 3 * S), 0);
 	ck_assert_uint_eq(vm->sample.gone, 0);
 	pid_t tids[3] = { 101, 104, 103 };
 	put_schedstat(104, 0, 0);
 	vm_set_threads(vm, 100, tids, 3, VM_TID_COMM);
-	ck_assert(!vm->thread[1].gone);
-	ck_assert_int_eq(sampler_run(smp, host, 4 * S), 0);
+	host_vm_changed(host, vm);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 1), SAMPLER_T_CLOSED);
+	ck_assert_int_eq(sampler_run(smp, 4 * S), 0);
 	ck_assert_uint_eq(vm->sample.threads, 2);
 
 	/* The whole VM goes. */
 	testlib_put(root, "proc/100/task/101/schedstat", "");
 	testlib_put(root, "proc/100/task/104/schedstat", "");
-	ck_assert_int_eq(sampler_run(smp, host, 5 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 5 * S), 0);
 	ck_assert_uint_eq(vm->sample.threads, 0);
 	ck_assert(!vm->sample.valid);
 }
@@ -212,7 +215,7 @@ START_TEST(test_cgroup1)
 
 	put_stat(b);
 	testlib_put(root, "cgroup/cpuset/machine/cpuset.cpus", "0,2\n");
-	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup1");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 2);
 	ck_assert(cpuset_isset(&hs->usable, 2));
@@ -229,7 +232,7 @@ START_TEST(test_cgroup1_slice_offline)
 	put_stat(b);
 	testlib_put(root, "cgroup/cpuset/machine.slice/cpuset.effective_cpus",
 	    "2-5\n");
-	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup1");
 	/* 4 and 5 are not online. */
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 2);
@@ -246,7 +249,7 @@ START_TEST(test_fallback_online)
 	/* An empty cpuset is no answer. */
 	testlib_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "\n");
 	testlib_del(root, "proc/pressure/cpu");
-	ck_assert_int_eq(sampler_run(smp, host, 1 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
 	ck_assert_str_eq(hs->usable_from, "online");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 4);
 	ck_assert(hs->psi_some_avg10 < 0);
@@ -254,13 +257,13 @@ START_TEST(test_fallback_online)
 	/* The cgroup appears (libvirtd started): picked up within 10 runs. */
 	testlib_put(root, "cgroup/machine.slice/cpuset.cpus.effective", "3\n");
 	for (i = 2; i <= 11; i++)
-		ck_assert_int_eq(sampler_run(smp, host, i * S), 0);
+		ck_assert_int_eq(sampler_run(smp, i * S), 0);
 	ck_assert_str_eq(hs->usable_from, "cgroup2");
 	ck_assert_uint_eq(cpuset_count(&hs->usable), 1);
 	testlib_put(root, "sys/devices/system/cpu/online", "garbage\n");
-	ck_assert_int_eq(sampler_run(smp, host, 12 * S), -1);
+	ck_assert_int_eq(sampler_run(smp, 12 * S), -1);
 	testlib_put(root, "sys/devices/system/cpu/online", "0-3\n");
-	ck_assert_int_eq(sampler_run(smp, host, 13 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 13 * S), 0);
 }
 END_TEST
 
@@ -268,8 +271,8 @@ START_TEST(test_no_proc_stat)
 {
 	const struct host_sample *hs = host_sample(host);
 
-	ck_assert_int_eq(sampler_run(smp, host, 1 * S), -1);
-	ck_assert_int_eq(sampler_run(smp, host, 2 * S), -1);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), -1);
+	ck_assert_int_eq(sampler_run(smp, 2 * S), -1);
 	ck_assert(!hs->valid);
 }
 END_TEST
@@ -293,6 +296,122 @@ START_TEST(test_find_vcpu_threads)
 }
 END_TEST
 
+/* Descriptors open in this process. */
+static unsigned int
+open_fds(void)
+{
+	DIR		*d = opendir("/proc/self/fd");
+	unsigned int	 n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d) != NULL)
+		n++;
+	closedir(d);
+	return n;
+}
+
+/*
+ * The sampler's files follow the model: a thread id that changes, a vCPU
+ * unplugged and a VM removed close their files at once (the model's hooks).
+ */
+START_TEST(test_files_follow_model)
+{
+	unsigned long long	 b[4] = { 1, 1, 1, 1 };
+	struct vm		*vm = add_vm();
+	struct vm_info		 info;
+	pid_t			 tids[3] = { 101, 104, 103 };
+	unsigned int		 n0, i;
+
+	put_stat(b);
+	put_schedstat(101, S, 0);
+	put_schedstat(102, S, 0);
+	put_schedstat(103, S, 0);
+	put_schedstat(104, S, 0);
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(sampler_thread_state(smp, vm, i),
+		    SAMPLER_T_OPEN);
+	n0 = open_fds();
+
+	vm_set_threads(vm, 100, tids, 3, VM_TID_COMM);
+	host_vm_changed(host, vm);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 1), SAMPLER_T_CLOSED);
+	ck_assert(!vm->thread[1].sampled);
+	ck_assert_uint_eq(open_fds(), n0 - 1);
+	ck_assert_int_eq(sampler_run(smp, 2 * S), 0);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 1), SAMPLER_T_OPEN);
+	ck_assert_uint_eq(open_fds(), n0);
+
+	/* vCPU 2 unplugged. */
+	memset(&info, 0, sizeof(info));
+	snprintf(info.uuid, sizeof(info.uuid), "%s", vm->info.uuid);
+	info.name = xstrdup("vm");
+	info.nvcpus = 2;
+	cpuset_set_range(&info.online, 0, 1);
+	info.ncores = 2;
+	info.core = xcalloc(2, sizeof(*info.core));
+	cpuset_set(&info.core[0], 0);
+	cpuset_set(&info.core[1], 1);
+	vm_set_info(vm, &info);
+	host_vm_changed(host, vm);
+	ck_assert_uint_eq(open_fds(), n0 - 1);
+
+	host_vm_remove(host, vm);
+	ck_assert_uint_eq(open_fds(), n0 - 3);
+}
+END_TEST
+
+/* New roots (SIGHUP): read from the new tree, rates start over. */
+START_TEST(test_reroot)
+{
+	unsigned long long	 b[4] = { 1, 1, 1, 1 };
+	const struct host_sample *hs = host_sample(host);
+	struct vm		*vm = add_vm();
+	char			*root2, *proc2, *sys2, *cg2;
+
+	put_stat(b);
+	put_schedstat(101, S, 0);
+	put_schedstat(102, S, 0);
+	/* 103 is gone. */
+	ck_assert_int_eq(sampler_run(smp, 1 * S), 0);
+	ck_assert_int_eq(sampler_run(smp, 2 * S), 0);
+	ck_assert(hs->valid);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 2), SAMPLER_T_GONE);
+
+	root2 = testlib_tmpdir();
+	proc2 = path_join(root2, "proc");
+	sys2 = path_join(root2, "sys");
+	cg2 = path_join(root2, "cgroup");
+	testlib_put(root2, "sys/devices/system/cpu/online", "0-1\n");
+	testlib_put(root2, "proc/stat", "cpu0 5 0 0 100 0 0 0 0\n"
+	    "cpu1 5 0 0 100 0 0 0 0\n");
+	testlib_put(root2, "proc/100/task/101/schedstat", "7000 3000 1\n");
+	testlib_put(root2, "proc/100/task/103/schedstat", "9000 0 1\n");
+	sampler_reroot(smp, proc2, sys2, cg2);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 0), SAMPLER_T_CLOSED);
+	ck_assert_int_eq(sampler_thread_state(smp, vm, 2), SAMPLER_T_CLOSED);
+
+	ck_assert_int_eq(sampler_run(smp, 3 * S), 0);
+	ck_assert(!hs->valid);
+	ck_assert_uint_eq(cpuset_count(&hs->online), 2);
+	ck_assert_uint_eq(vm->thread[0].run_ns, 7000);
+	ck_assert_uint_eq(vm->thread[0].delay_ns, 3000);
+	/* The thread gone under the old root is tried again. */
+	ck_assert_uint_eq(vm->thread[2].run_ns, 9000);
+	ck_assert_uint_eq(vm->sample.threads, 2);
+	ck_assert_uint_eq(vm->sample.gone, 1);
+	ck_assert(!vm->sample.valid);
+	ck_assert_int_eq(sampler_run(smp, 4 * S), 0);
+	ck_assert(hs->valid);
+	ck_assert(vm->sample.valid);
+
+	testlib_rmtree(root2);
+	free(proc2);
+	free(sys2);
+	free(cg2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -307,6 +426,8 @@ main(void)
 	tcase_add_test(tc, test_fallback_online);
 	tcase_add_test(tc, test_no_proc_stat);
 	tcase_add_test(tc, test_find_vcpu_threads);
+	tcase_add_test(tc, test_files_follow_model);
+	tcase_add_test(tc, test_reroot);
 	suite_add_tcase(s, tc);
 	return testlib_run(s);
 }
