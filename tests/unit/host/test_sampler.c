@@ -81,26 +81,34 @@ put_schedstat(int tid, unsigned long long run, unsigned long long delay)
 	testlib_put(root, rel, text);
 }
 
+/* Describe vm with n vCPUs, one core each. */
+static void
+set_vcpus(struct vm *vm, unsigned int n)
+{
+	struct vm_info	 info;
+	unsigned int	 i;
+
+	memset(&info, 0, sizeof(info));
+	snprintf(info.uuid, sizeof(info.uuid), "%s", vm->info.uuid);
+	info.name = xstrdup("vm");
+	info.nvcpus = n;
+	cpuset_set_range(&info.online, 0, n - 1);
+	info.ncores = n;
+	info.core = xcalloc(n, sizeof(*info.core));
+	for (i = 0; i < n; i++)
+		cpuset_set(&info.core[i], i);
+	vm_set_info(vm, &info);
+}
+
 /* A running VM with 3 vCPUs whose threads are 101..103 of pid 100. */
 static struct vm *
 add_vm(void)
 {
 	struct vm	*vm;
-	struct vm_info	 info;
 	pid_t		 tids[3] = { 101, 102, 103 };
-	unsigned int	 i;
 
 	vm = host_vm_add(host, "4dea22b3-1d52-d8f3-2516-782e98ab3fa0", "vm");
-	memset(&info, 0, sizeof(info));
-	snprintf(info.uuid, sizeof(info.uuid), "%s", vm->info.uuid);
-	info.name = xstrdup("vm");
-	info.nvcpus = 3;
-	cpuset_set_range(&info.online, 0, 2);
-	info.ncores = 3;
-	info.core = xcalloc(3, sizeof(*info.core));
-	for (i = 0; i < 3; i++)
-		cpuset_set(&info.core[i], i);
-	vm_set_info(vm, &info);
+	set_vcpus(vm, 3);
 	vm_set_threads(vm, 100, tids, 3, VM_TID_STATUS_XML);
 	return vm;
 }
@@ -318,7 +326,6 @@ START_TEST(test_files_follow_model)
 {
 	unsigned long long	 b[4] = { 1, 1, 1, 1 };
 	struct vm		*vm = add_vm();
-	struct vm_info		 info;
 	pid_t			 tids[3] = { 101, 104, 103 };
 	unsigned int		 n0, i;
 
@@ -343,16 +350,7 @@ START_TEST(test_files_follow_model)
 	ck_assert_uint_eq(open_fds(), n0);
 
 	/* vCPU 2 unplugged. */
-	memset(&info, 0, sizeof(info));
-	snprintf(info.uuid, sizeof(info.uuid), "%s", vm->info.uuid);
-	info.name = xstrdup("vm");
-	info.nvcpus = 2;
-	cpuset_set_range(&info.online, 0, 1);
-	info.ncores = 2;
-	info.core = xcalloc(2, sizeof(*info.core));
-	cpuset_set(&info.core[0], 0);
-	cpuset_set(&info.core[1], 1);
-	vm_set_info(vm, &info);
+	set_vcpus(vm, 2);
 	host_vm_changed(host, vm);
 	ck_assert_uint_eq(open_fds(), n0 - 1);
 
