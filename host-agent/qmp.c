@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "log.h"
+#include "proto.h"
 #include "qmp.h"
 #include "util.h"
 
@@ -14,12 +14,6 @@
 static struct json_object *
 qmp_parse(const char *line, size_t len, char *err, size_t errlen)
 {
-	struct json_tokener	*tok;
-	struct json_object	*root;
-	enum json_tokener_error	 jerr;
-	const char		*why;
-	size_t			 off, end;
-
 	if (len == 0) {
 		err_set(err, errlen, "empty line");
 		return NULL;
@@ -28,48 +22,7 @@ qmp_parse(const char *line, size_t len, char *err, size_t errlen)
 		err_set(err, errlen, "line of %zu bytes", len);
 		return NULL;
 	}
-	if ((why = memchr(line, '\0', len)) != NULL) {
-		err_set(err, errlen, "NUL byte at offset %zu",
-		    (size_t)(why - line));
-		return NULL;
-	}
-	if ((off = json_prescan(line, len, &why)) != len) {
-		err_set(err, errlen, "%s at offset %zu", why, off);
-		return NULL;
-	}
-	/* json-c's depth counts one more level than the nesting it accepts. */
-	if ((tok = json_tokener_new_ex(QMP_MAX_DEPTH + 1)) == NULL)
-		fatalx("json_tokener_new_ex: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, line, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (root == NULL) {
-		if (jerr == json_tokener_continue ||
-		    jerr == json_tokener_success)
-			err_set(err, errlen, "not JSON: truncated");
-		else
-			err_set(err, errlen, "not JSON: %s at offset %zu",
-			    json_tokener_error_desc(jerr), end);
-		return NULL;
-	}
-	for (off = end; off < len; off++) {
-		if (memchr(" \t\r\n", line[off], 4) == NULL) {
-			err_set(err, errlen, "trailing bytes after the object "
-			    "at offset %zu", off);
-			json_object_put(root);
-			return NULL;
-		}
-	}
-	if (!json_object_is_type(root, json_type_object)) {
-		err_set(err, errlen, "expected a JSON object, got %s",
-		    json_type_to_name(json_object_get_type(root)));
-		json_object_put(root);
-		return NULL;
-	}
-	return root;
+	return proto_parse_object(line, len, QMP_MAX_DEPTH, err, errlen);
 }
 
 /* Copy a string member; -1 if it is not a string or is too long. */

@@ -680,15 +680,70 @@ decode_type(struct json_object *root, enum proto_peer from, char *err,
 	return def;
 }
 
-/* Parse the line as exactly one JSON object, whitespace around it. */
-static struct json_object *
-parse_object(const char *line, size_t len, char *err, size_t errlen)
+struct json_object *
+proto_parse_object(const char *text, size_t len, unsigned int depth,
+    char *err, size_t errlen)
 {
 	struct json_tokener	*tok;
 	struct json_object	*root;
 	enum json_tokener_error	 jerr;
 	const char		*why;
 	size_t			 off, end;
+
+	if (len > INT32_MAX) {
+		err_set(err, errlen, "%zu bytes, too long", len);
+		return NULL;
+	}
+	if ((why = memchr(text, '\0', len)) != NULL) {
+		err_set(err, errlen, "NUL byte at offset %zu",
+		    (size_t)(why - text));
+		return NULL;
+	}
+	if ((off = json_prescan(text, len, &why)) != len) {
+		err_set(err, errlen, "%s at offset %zu", why, off);
+		return NULL;
+	}
+	/* json-c's depth counts one more level than the nesting it accepts. */
+	if ((tok = json_tokener_new_ex((int)depth + 1)) == NULL)
+		fatalx("json_tokener_new_ex: out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_VALIDATE_UTF8);
+	root = json_tokener_parse_ex(tok, text, (int)len);
+	jerr = json_tokener_get_error(tok);
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	if (root == NULL) {
+		if (jerr == json_tokener_continue || jerr == json_tokener_success)
+			err_set(err, errlen, "not JSON: truncated");
+		else
+			err_set(err, errlen, "not JSON: %s at offset %zu",
+			    json_tokener_error_desc(jerr), end);
+		return NULL;
+	}
+	for (off = end; off < len; off++) {
+		if (memchr(" \t\r\n", text[off], 4) == NULL) {
+			err_set(err, errlen, "trailing bytes after the object "
+			    "at offset %zu", off);
+			json_object_put(root);
+			return NULL;
+		}
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		err_set(err, errlen, "expected a JSON object, got %s",
+		    json_type_to_name(json_object_get_type(root)));
+		json_object_put(root);
+		return NULL;
+	}
+	return root;
+}
+
+/* A protocol line as one JSON object: bounded, UTF-8, then the strict parse. */
+static struct json_object *
+parse_line(const char *line, size_t len, char *err, size_t errlen)
+{
+	struct json_object	*root;
+	char			 cause[PROTO_MAX_ERROR];
+	size_t			 off;
 
 	if (len > PROTO_MAX_LINE) {
 		err_set(err, errlen, "line: %zu bytes, longer than %d", len,
@@ -699,52 +754,15 @@ parse_object(const char *line, size_t len, char *err, size_t errlen)
 		err_set(err, errlen, "line: empty");
 		return NULL;
 	}
-	if ((why = memchr(line, '\0', len)) != NULL) {
-		err_set(err, errlen, "line: NUL byte at offset %zu",
-		    (size_t)(why - line));
-		return NULL;
-	}
-	if ((off = utf8_valid_prefix((const unsigned char *)line, len)) != len) {
+	if (memchr(line, '\0', len) == NULL &&
+	    (off = utf8_valid_prefix((const unsigned char *)line, len)) != len) {
 		err_set(err, errlen, "line: invalid UTF-8 at offset %zu", off);
 		return NULL;
 	}
-	if ((off = json_prescan(line, len, &why)) != len) {
-		err_set(err, errlen, "line: %s at offset %zu", why, off);
-		return NULL;
-	}
-
-	/* json-c's depth counts one more level than the nesting it accepts. */
-	tok = json_tokener_new_ex(PROTO_MAX_DEPTH + 1);
-	if (tok == NULL)
-		fatalx("json_tokener_new_ex: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, line, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	if (root == NULL) {
-		if (jerr == json_tokener_continue || jerr == json_tokener_success)
-			err_set(err, errlen, "line: not JSON: truncated");
-		else
-			err_set(err, errlen, "line: not JSON: %s at offset %zu",
-			    json_tokener_error_desc(jerr), end);
-		return NULL;
-	}
-	for (off = end; off < len; off++) {
-		if (memchr(" \t\r\n", line[off], 4) == NULL) {
-			err_set(err, errlen, "line: trailing bytes after the "
-			    "object at offset %zu", off);
-			json_object_put(root);
-			return NULL;
-		}
-	}
-	if (!json_object_is_type(root, json_type_object)) {
-		err_set(err, errlen, "line: expected a JSON object, got %s",
-		    json_type_to_name(json_object_get_type(root)));
-		json_object_put(root);
-		return NULL;
-	}
+	root = proto_parse_object(line, len, PROTO_MAX_DEPTH, cause,
+	    sizeof(cause));
+	if (root == NULL)
+		err_set(err, errlen, "line: %s", cause);
 	return root;
 }
 
@@ -769,7 +787,7 @@ proto_decode(const char *line, size_t len, enum proto_peer from,
 		err_set(err, errlen, "no such peer %d", (int)from);
 		return -1;
 	}
-	if ((root = parse_object(line, len, err, errlen)) == NULL)
+	if ((root = parse_line(line, len, err, errlen)) == NULL)
 		return -1;
 
 	if (seq_out != NULL && json_object_object_get_ex(root, "seq", &seq) &&
