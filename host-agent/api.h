@@ -48,7 +48,7 @@ struct api_host {
 	bool		has_psi;
 	double		psi_some_avg10;	/* /proc/pressure/cpu, percent */
 	uint64_t	decisions;	/* counter: decisions that changed a set */
-	uint64_t	proto_errors;	/* sum over the running VMs */
+	uint64_t	proto_errors;	/* counter: protocol violations */
 	bool		libvirt_connected;
 };
 

@@ -115,6 +115,7 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 {
 	const struct host_sample	*hs = host_sample(h);
 	const struct policy_summary	*sum = host_summary(h);
+	const struct host_totals	*tot = host_totals(h);
 	const struct decision_event	*ev;
 	const struct vm			*vm;
 	struct api_host			*a = &s->host;
@@ -136,18 +137,16 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 	a->ndomains = sum->ndomains;
 	a->over_capacity = sum->over_capacity;
 	a->delay_cpus = hs->vm_delay_cpus;
+	a->run_s = tot->run_s;
+	a->delay_s = tot->delay_s;
+	a->proto_errors = tot->proto_errors;
 	a->has_psi = hs->psi_some_avg10 >= 0;
 	a->psi_some_avg10 = a->has_psi ? hs->psi_some_avg10 : 0;
 	ev = host_decision(h, 0);
 	a->decisions = ev != NULL ? ev->seq : 0;
 
 	HOST_FOREACH_VM(vm, h) {
-		unsigned int	vcpus = cpuset_count(&vm->info.online);
-		const struct vm_chan *c = &vm->chan;
-
-		a->vcpus += vcpus;
-		a->proto_errors += c->err_decode + c->err_overlong +
-		    c->err_rate + c->err_protocol;
+		a->vcpus += cpuset_count(&vm->info.online);
 		if (vm->decided && vm->decision.contended)
 			a->contended = true;
 		if (only == NULL || (only[0] != '\0' && vm->info.name != NULL &&

@@ -146,7 +146,6 @@ struct chan_mgr {
 	unsigned int		 period_ms;
 	bool			 observe;
 	char			 hostname[PROTO_MAX_TEXT];
-	struct event		*ev_tick;
 	struct chan_list	 chans;
 	/* chan_mgr_release_all(): connections still writing their release. */
 	unsigned int		 draining;
@@ -1090,8 +1089,9 @@ chan_tick_one(struct chan *c, uint64_t now)
 	}
 }
 
+/* The model's period_end hook: the channels' per-period work. */
 static void
-chan_tick(evutil_socket_t fd, short what, void *arg)
+chan_hook_period(void *arg)
 {
 	struct chan_mgr	*m = arg;
 	struct chan	*c, *next;
@@ -1105,17 +1105,6 @@ chan_tick(evutil_socket_t fd, short what, void *arg)
 		next = TAILQ_NEXT(c, entry);
 		chan_unref(c);
 	}
-}
-
-static void
-chan_arm_tick(struct chan_mgr *m)
-{
-	struct timeval	tv = { m->period_ms / 1000,
-	    (m->period_ms % 1000) * 1000 };
-
-	event_del(m->ev_tick);
-	if (event_add(m->ev_tick, &tv) != 0)
-		fatalx("libevent: cannot add the channel timer");
 }
 
 struct chan_mgr *
@@ -1141,16 +1130,12 @@ chan_mgr_new(struct event_base *base, struct host *host,
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	}
-	m->ev_tick = event_new(base, -1, EV_PERSIST, chan_tick, m);
-	if (m->ev_tick == NULL)
-		fatalx("libevent: cannot create the channel timer");
-	chan_arm_tick(m);
-
 	memset(&hooks, 0, sizeof(hooks));
 	hooks.deliver = chan_hook_deliver;
 	hooks.vm_added = chan_hook_added;
 	hooks.vm_changed = chan_hook_changed;
 	hooks.vm_removed = chan_hook_removed;
+	hooks.period_end = chan_hook_period;
 	hooks.arg = m;
 	host_add_hooks(host, &hooks);
 	HOST_FOREACH_VM(vm, host)
@@ -1186,7 +1171,6 @@ chan_mgr_set_conf(struct chan_mgr *m, const struct chan_conf *conf,
 
 	m->conf = *conf;
 	m->period_ms = period_ms;
-	chan_arm_tick(m);
 	if (observe && !was) {
 		m->observe = true;
 		TAILQ_FOREACH(c, &m->chans, entry) {
@@ -1255,6 +1239,5 @@ chan_mgr_free(struct chan_mgr *m)
 	while ((c = TAILQ_FIRST(&m->chans)) != NULL)
 		chan_destroy(c);
 	host_remove_hooks(m->host, m);
-	event_free(m->ev_tick);
 	free(m);
 }

@@ -90,9 +90,12 @@ int	chan_conf_check(const struct chan_conf *, char *err, size_t errlen);
 struct chan_mgr;
 
 /*
- * Start managing the channels of host's VMs on base: installs the model's
- * hooks, so call it before VMs are added.  period_ms is the daemon's
- * period (targets and pings are sent at that pace).  In observe mode no
+ * Start managing the channels of host's VMs on base: registers the model's
+ * hooks, so call it before VMs are added.  Targets go out from the
+ * period's deliver hook; hello retries, the following state, pings and
+ * log summaries from its period_end hook (no timer of its own).
+ * period_ms is the daemon's period (the hello tells it; a ping goes out
+ * when no target did for one and a half of it).  In observe mode no
  * channel is even connected, so nothing reaches a guest.
  */
 struct chan_mgr *chan_mgr_new(struct event_base *, struct host *,

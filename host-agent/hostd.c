@@ -1,7 +1,11 @@
 /*
  * prefcpu-hostd: the host daemon.  One libevent base runs everything:
- * libvirt discovery (virt.c on virtev.c), the period timer (sampler.c ->
- * host_period() in model.c) and the signals.
+ * libvirt discovery (virt.c on virtev.c), the signals, and the period.
+ * One timer drives the period, ev_period (hostd_period): sample
+ * (sampler.c), then host_period() in model.c: running totals, decide,
+ * record, deliver, publish, where the channels (channel.c) and the caps
+ * (vcap.c) do their per-period work through the model's hooks.  No other
+ * module keeps a period timer; the HTTP API reads what the period left.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -260,8 +264,8 @@ hostd_period(evutil_socket_t fd, short what, void *arg)
 
 	sampler_run(d->sampler, now);
 	cpu1 = hostd_cpu_ns();
+	/* Decide, record, deliver, publish (channels, caps: model hooks). */
 	host_period(d->host, now / 1000000);
-	vcap_period(d->vcap);
 	d->cpu_ns_sample += cpu1 - cpu0;
 	d->cpu_ns_total += hostd_cpu_ns() - cpu0;
 	d->cpu_periods++;

@@ -118,15 +118,6 @@ struct http_server {
 	unsigned int		 port;
 	struct api_snapshot	 snap;	/* scratch, refilled per request */
 	/*
-	 * Host-wide counters: the per-VM ones vanish with their VM, so the
-	 * host's are summed here, period by period.
-	 */
-	struct event		*tick;
-	uint64_t		 seen_periods;
-	double			 run_s, delay_s;
-	uint64_t		 proto_seen;	/* sum over VMs at the last tick */
-	uint64_t		 proto_total;
-	/*
 	 * The big views rendered once per period: Prometheus, dashboards and
 	 * prefcpuctl top all poll every period, and with many VMs rendering
 	 * costs far more than copying.
@@ -247,9 +238,6 @@ http_fill(struct http_ctx *c, const char *only)
 	api_snapshot_reset(&srv->snap);
 	api_fill(srv->host, &srv->snap, only);
 	srv->snap.host.period_ms = srv->period_ms;
-	srv->snap.host.run_s = srv->run_s;
-	srv->snap.host.delay_s = srv->delay_s;
-	srv->snap.host.proto_errors = srv->proto_total;
 	srv->snap.host.start_ms = srv->start_ms;
 	srv->snap.host.libvirt_connected = srv->writer.connected != NULL &&
 	    srv->writer.connected(srv->writer.arg);
@@ -782,47 +770,6 @@ http_listen_unix(struct http_server *srv, char *err, size_t errlen)
 	return 0;
 }
 
-static void
-http_tick_arm(struct http_server *srv)
-{
-	struct timeval	tv;
-	unsigned int	ms = srv->period_ms / 2 ? srv->period_ms / 2 : 1;
-
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-	evtimer_add(srv->tick, &tv);
-}
-
-/*
- * Add the last period's vCPU run and delay to the host counters.  The
- * timer runs at half the period, so a period is normally seen once; if
- * the loop was late, the missed ones count at the last one's rate.
- */
-static void
-http_tick(evutil_socket_t fd, short events, void *arg)
-{
-	struct http_server		*srv = arg;
-	const struct host_sample	*hs = host_sample(srv->host);
-	const struct vm			*vm;
-	uint64_t			 n = host_periods(srv->host), errs = 0;
-
-	if (n > srv->seen_periods && hs->valid) {
-		srv->run_s += hs->vm_run_cpus * hs->period_s *
-		    (double)(n - srv->seen_periods);
-		srv->delay_s += hs->vm_delay_cpus * hs->period_s *
-		    (double)(n - srv->seen_periods);
-	}
-	srv->seen_periods = n;
-	/* A drop of the sum is a VM leaving, not errors going away. */
-	HOST_FOREACH_VM(vm, srv->host)
-		errs += vm->chan.err_decode + vm->chan.err_overlong +
-		    vm->chan.err_rate + vm->chan.err_protocol;
-	if (errs > srv->proto_seen)
-		srv->proto_total += errs - srv->proto_seen;
-	srv->proto_seen = errs;
-	http_tick_arm(srv);
-}
-
 struct http_server *
 http_start(struct event_base *base, struct host *host,
     const struct http_writer *writer, const struct http_conf *conf,
@@ -837,7 +784,6 @@ http_start(struct event_base *base, struct host *host,
 	srv->start_ms = time_real_ms();
 	srv->conf = *conf;
 	srv->period_ms = period_ms;
-	srv->seen_periods = host_periods(host);
 	api_snapshot_init(&srv->snap);
 	if (http_conf_check(conf, err, errlen) != 0)
 		goto fail;
@@ -845,10 +791,6 @@ http_start(struct event_base *base, struct host *host,
 		goto fail;
 	if (conf->socket[0] != '\0' && http_listen_unix(srv, err, errlen) != 0)
 		goto fail;
-	srv->tick = evtimer_new(base, http_tick, srv);
-	if (srv->tick == NULL)
-		fatalx("evtimer_new failed");
-	http_tick_arm(srv);
 	return srv;
 fail:
 	http_stop(srv);
@@ -860,8 +802,6 @@ http_stop(struct http_server *srv)
 {
 	if (srv == NULL)
 		return;
-	if (srv->tick != NULL)
-		event_free(srv->tick);
 	if (srv->tcp.http != NULL)
 		evhttp_free(srv->tcp.http);
 	http_conns_free(srv->tcp.conns);
@@ -884,8 +824,6 @@ http_set_period(struct http_server *srv, unsigned int period_ms)
 	srv->period_ms = period_ms;
 	/* The cached views show the period too. */
 	http_cache_clear(srv);
-	evtimer_del(srv->tick);
-	http_tick_arm(srv);
 }
 
 unsigned int

@@ -44,6 +44,8 @@ struct host {
 	struct policy_summary	 summary;
 	uint64_t		 periods;
 	uint64_t		 vm_gen;	/* VMs added or removed */
+	struct host_totals	 totals;
+	uint64_t		 errors_seen;	/* violations summed at the last count */
 
 	/* Per-period scratch, grown as needed. */
 	struct policy_vm	*in;
@@ -335,9 +337,37 @@ host_vm_add(struct host *h, const char *uuid, const char *name)
 	return vm;
 }
 
+/* A VM's protocol violations, summed over their kinds. */
+static uint64_t
+model_vm_errors(const struct vm *vm)
+{
+	return vm->chan.err_decode + vm->chan.err_overlong +
+	    vm->chan.err_rate + vm->chan.err_protocol;
+}
+
+/*
+ * Add the protocol violations since the last count to the total.  A drop
+ * of the sum is a VM leaving, not errors going away.
+ */
+static void
+model_count_errors(struct host *h)
+{
+	const struct vm	*vm;
+	uint64_t	 errs = 0;
+
+	TAILQ_FOREACH(vm, &h->vms, entry)
+		errs += model_vm_errors(vm);
+	if (errs > h->errors_seen)
+		h->totals.proto_errors += errs - h->errors_seen;
+	h->errors_seen = errs;
+}
+
 void
 host_vm_remove(struct host *h, struct vm *vm)
 {
+	/* Its violations since the last period still count. */
+	model_count_errors(h);
+	h->errors_seen -= model_vm_errors(vm);
 	MODEL_HOOKS(h, vm_removed, vm);
 	TAILQ_REMOVE(&h->vms, vm, entry);
 	h->nvms--;
@@ -751,14 +781,12 @@ host_vm_adopt(struct host *h, struct vm *vm, const struct cpuset *set)
 	return policy_state_adopt(&vm->pstate, &h->params.policy, set, cores);
 }
 
-int
-host_period(struct host *h, uint64_t now_ms)
+/* The policy's inputs: the VMs described so far, in h->in and h->inv. */
+static size_t
+model_inputs(struct host *h)
 {
-	struct policy_host	 ph;
-	struct vm		*vm;
-	size_t			 n = 0, i;
-	unsigned int		 k;
-	char			 err[256];
+	struct vm	*vm;
+	size_t		 n = 0;
 
 	model_grow(h, h->nvms ? h->nvms : 1);
 	TAILQ_FOREACH(vm, &h->vms, entry) {
@@ -768,12 +796,35 @@ host_period(struct host *h, uint64_t now_ms)
 		model_fill_input(h, vm, &h->in[n]);
 		h->inv[n++] = vm;
 	}
+	return n;
+}
+
+/* The running totals: this period's run and delay, and the violations. */
+static void
+model_totals(struct host *h)
+{
+	const struct host_sample *hs = &h->sample;
+
+	if (hs->valid) {
+		h->totals.run_s += hs->vm_run_cpus * hs->period_s;
+		h->totals.delay_s += hs->vm_delay_cpus * hs->period_s;
+	}
+	model_count_errors(h);
+}
+
+/* Decide, and log each change; -1 if the policy refused its inputs. */
+static int
+model_decide(struct host *h, size_t n, uint64_t now_ms)
+{
+	struct policy_host	 ph;
+	struct vm		*vm;
+	size_t			 i;
+	char			 err[256];
+
 	memset(&ph, 0, sizeof(ph));
 	ph.pcpus = h->sample.usable;
 	ph.nonvm_cpus = h->sample.nonvm_cpus;
 	ph.now_ms = now_ms;
-	h->periods++;
-
 	if (policy_decide(&h->params.policy, &ph, h->in, n, h->out,
 	    &h->summary, err, sizeof(err)) != 0) {
 		log_warnx("period %llu: policy refused its inputs: %s",
@@ -787,6 +838,16 @@ host_period(struct host *h, uint64_t now_ms)
 		vm->decision = h->out[i];
 		vm->decided = true;
 	}
+	return 0;
+}
+
+/* Hand every decision to the deliver hooks (never in observe mode). */
+static void
+model_deliver(struct host *h, size_t n)
+{
+	unsigned int	k;
+	size_t		i;
+
 	for (k = 0; !h->params.observe && k < h->nhooks; k++) {
 		if (h->hooks[k].deliver == NULL)
 			continue;
@@ -794,8 +855,35 @@ host_period(struct host *h, uint64_t now_ms)
 			h->hooks[k].deliver(h->inv[i], &h->out[i],
 			    h->hooks[k].arg);
 	}
-	model_record(h, n, now_ms);
-	return 0;
+}
+
+int
+host_period(struct host *h, uint64_t now_ms)
+{
+	size_t		n;
+	unsigned int	k;
+	int		rc;
+
+	n = model_inputs(h);
+	h->periods++;
+	model_totals(h);
+	rc = model_decide(h, n, now_ms);
+	if (rc == 0) {
+		model_record(h, n, now_ms);
+		model_deliver(h, n);
+	}
+	/* Publish: the period is over for every module that follows it. */
+	for (k = 0; k < h->nhooks; k++) {
+		if (h->hooks[k].period_end != NULL)
+			h->hooks[k].period_end(h->hooks[k].arg);
+	}
+	return rc;
+}
+
+const struct host_totals *
+host_totals(const struct host *h)
+{
+	return &h->totals;
 }
 
 unsigned int

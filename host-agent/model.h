@@ -17,17 +17,20 @@
  *                        the sampler (sampler.c), once per period.
  *   vm->sampler          the sampler's own state of the VM, opaque here:
  *                        its hooks (vm_changed, vm_removed) keep it.
- *   vm->pstate, vm->decision, history, decision log
+ *   vm->pstate, vm->decision, history, decision log, totals
  *                        the pipeline (host_period() in model.c).
  *   vm->chan             the channel module (one connection per VM).  The
  *                        pipeline reads chan.following and chan.hint_*.
  *   vm->cap              the enforcement (vcap.c), after each period.
  *   the HTTP API, metrics and dashboard read everything, write nothing.
  *
- * The per-period pipeline never calls libvirt:
- *   sampler_run() -> host_period(): policy inputs from the model ->
- *   policy_decide() -> log changes -> hooks.deliver(vm) per VM (not in
- *   observe mode) -> history record.
+ * The period, one timer in the daemon (hostd.c), never calls libvirt:
+ *   sample: sampler_run() writes the host and VM figures;
+ *   host_period(): the running totals (host_totals()) -> decide
+ *   (policy_decide(), log changes) -> record history -> deliver
+ *   (hooks.deliver per VM, not in observe mode) -> publish
+ *   (hooks.period_end: the channels' and caps' per-period work).
+ * The HTTP API reads what the period left; it polls nothing.
  *
  * Lifetimes: a struct vm lives from host_vm_add() to host_vm_remove().
  * Before freeing, host_vm_remove() calls every vm_removed hook, which must
@@ -272,8 +275,8 @@ struct decision_event {
 };
 
 /*
- * Callbacks of a module that follows the VMs: the channel manager, the
- * sampler.  Any of them may be NULL.  Every registered set is called, in
+ * Callbacks of a module that follows the VMs or the period: the channel
+ * manager, the sampler, the caps.  Any of them may be NULL.  Every registered set is called, in
  * the order registered.  deliver is called once per VM per period with
  * its decision (also when unchanged: the target doubles as the lease
  * refresh); never in observe mode.
@@ -290,6 +293,13 @@ struct host_hooks {
 	void	(*vm_changed)(struct vm *, void *);
 	/* Before the VM is freed: drop every reference to it. */
 	void	(*vm_removed)(struct vm *, void *);
+	/*
+	 * Once at the end of every period, after every deliver, in observe
+	 * mode too and when the policy refused its inputs: the per-period
+	 * work of the module (the channels' hello retries, pings and
+	 * summaries; the caps).  No module keeps a period timer of its own.
+	 */
+	void	(*period_end)(void *);
 	void	*arg;
 };
 
@@ -356,9 +366,11 @@ struct host_sample *host_sample_mut(struct host *);
 const struct host_sample *host_sample(const struct host *);
 
 /*
- * Run the pipeline on the figures the sampler just wrote: decide, log each
- * change, deliver, record history.  Returns 0, or -1 if the policy engine
- * refused its inputs (logged; nothing delivered).
+ * Run the period on the figures the sampler just wrote: add them to the
+ * running totals, decide and log each change, record history, deliver
+ * (hooks.deliver), publish (hooks.period_end).  Returns 0, or -1 if the
+ * policy engine refused its inputs (logged; nothing decided, recorded or
+ * delivered; the totals and period_end still run).
  */
 int		 host_period(struct host *, uint64_t now_ms);
 /*
@@ -370,6 +382,16 @@ int		 host_period(struct host *, uint64_t now_ms);
  */
 int		 host_vm_adopt(struct host *, struct vm *,
 		    const struct cpuset *set);
+/*
+ * Counters over the daemon's life, kept by the period: the per-VM ones
+ * vanish with their VM, the host's must not.
+ */
+struct host_totals {
+	double		 run_s;		/* vCPU threads ran, seconds */
+	double		 delay_s;	/* runnable vCPU threads waited */
+	uint64_t	 proto_errors;	/* protocol violations of agents */
+};
+const struct host_totals *host_totals(const struct host *);
 /* Summary of the last period's decision. */
 const struct policy_summary *host_summary(const struct host *);
 uint64_t	 host_periods(const struct host *);

@@ -404,9 +404,11 @@ vcap_vm(struct vcap *c, struct vm *vm)
 	e->pending = true;
 }
 
-void
-vcap_period(struct vcap *c)
+/* The model's period_end hook: compare wanted and set caps. */
+static void
+vcap_period(void *arg)
 {
+	struct vcap	*c = arg;
 	struct vm	*vm;
 	size_t		 i;
 	bool		 connected = virt_conn(c->virt) != NULL;
@@ -479,7 +481,8 @@ struct vcap *
 vcap_new(struct event_base *base, struct host *host, struct virt *virt,
     const char *state_path, bool observe)
 {
-	struct vcap	*c = xcalloc(1, sizeof(*c));
+	struct vcap		*c = xcalloc(1, sizeof(*c));
+	struct host_hooks	 hooks;
 
 	c->host = host;
 	c->virt = virt;
@@ -489,6 +492,10 @@ vcap_new(struct event_base *base, struct host *host, struct virt *virt,
 		fatalx("libevent: cannot create the cap event");
 	/* Re-owned caps are kept or lifted after the VM's first decision. */
 	vcap_load(c);
+	memset(&hooks, 0, sizeof(hooks));
+	hooks.period_end = vcap_period;
+	hooks.arg = c;
+	host_add_hooks(host, &hooks);
 	return c;
 }
 
@@ -503,6 +510,7 @@ vcap_free(struct vcap *c)
 {
 	if (c == NULL)
 		return;
+	host_remove_hooks(c->host, c);
 	event_free(c->ev_run);
 	free(c->state_path);
 	free(c->ent);

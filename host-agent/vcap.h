@@ -5,8 +5,8 @@
  * parameters (vcpu_quota over the VM's vcpu_period, AFFECT_LIVE), never
  * by writing cgroup files behind libvirt's back.
  *
- * After each period vcap_period() compares what every VM should have
- * with what it has; the libvirt calls run afterwards from their own loop
+ * At the end of each period (the model's period_end hook) it compares
+ * what every VM should have with what it has; the libvirt calls run afterwards from their own loop
  * callback, a few per loop iteration, so the period never waits on them.
  * A cap is set again only when the share moved by more than a band.
  *
@@ -43,13 +43,12 @@ struct vcap;
 /*
  * state_path: the state file, in the daemon's run directory.  Caps a
  * previous run left in it are re-owned once libvirt is connected.
- * observe: decide only; never cap.
+ * observe: decide only; never cap.  Registers the model's period_end
+ * hook; vcap_free() removes it.
  */
 struct vcap	*vcap_new(struct event_base *, struct host *, struct virt *,
 		    const char *state_path, bool observe);
 void		 vcap_set_observe(struct vcap *, bool);
-/* Compare wanted and set caps after a period; schedule the changes. */
-void		 vcap_period(struct vcap *);
 /*
  * Lift every cap now (synchronously: at exit).  Returns how many could
  * not be lifted (libvirt unreachable); those stay in the state file for

@@ -10,7 +10,7 @@
 #include "testlib.h"
 
 static struct host	*host;
-static unsigned int	 delivered, added, changed, removed;
+static unsigned int	 delivered, added, changed, removed, ended;
 static struct vm	*last_removed;
 
 static void
@@ -41,11 +41,19 @@ hook_removed(struct vm *vm, void *arg)
 }
 
 static void
+hook_period_end(void *arg)
+{
+	ended++;
+}
+
+static void
 make_host(bool observe, unsigned int history)
 {
 	struct host_params	p;
-	struct host_hooks	h = { hook_deliver, hook_added, hook_changed,
-	    hook_removed, &delivered };
+	struct host_hooks	h = { .deliver = hook_deliver,
+	    .vm_added = hook_added, .vm_changed = hook_changed,
+	    .vm_removed = hook_removed, .period_end = hook_period_end,
+	    .arg = &delivered };
 
 	memset(&p, 0, sizeof(p));
 	p.observe = observe;
@@ -67,7 +75,7 @@ static void
 setup(void)
 {
 	log_init("test-model", LOGL_WARNING);
-	delivered = added = changed = removed = 0;
+	delivered = added = changed = removed = ended = 0;
 	last_removed = NULL;
 }
 
@@ -185,6 +193,8 @@ START_TEST(test_observe_never_delivers)
 	ck_assert_int_eq(host_period(host, 1000), 0);
 	ck_assert_int_eq(host_period(host, 2000), 0);
 	ck_assert_uint_eq(delivered, 0);
+	/* The period's upkeep runs all the same. */
+	ck_assert_uint_eq(ended, 2);
 	ck_assert_uint_eq(host_history_len(host), 2);
 	/* Decided as if the agent followed. */
 	ck_assert(host_history(host, 0)->vms[0].steerable);
@@ -463,6 +473,83 @@ START_TEST(test_threads_resize)
 }
 END_TEST
 
+/* The running totals are the period's: counted once per period. */
+START_TEST(test_totals)
+{
+	struct host_sample	*hs;
+	const struct host_totals *t;
+	struct vm		*a, *b;
+
+	make_host(false, 4);
+	hs = host_sample_mut(host);
+	t = host_totals(host);
+	a = add_vm(U1, "alpha", 2);
+	hs->vm_run_cpus = 1.5;
+	hs->vm_delay_cpus = 0.25;
+	hs->period_s = 2;
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert(t->run_s == 3.0);
+	ck_assert(t->delay_s == 0.5);
+	ck_assert_uint_eq(ended, 1);
+	/* A sample without rates adds nothing. */
+	hs->valid = false;
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert(t->run_s == 3.0);
+
+	a->chan.err_decode = 3;
+	ck_assert_int_eq(host_period(host, 3000), 0);
+	ck_assert_uint_eq(t->proto_errors, 3);
+	/* Violations of a VM that leaves between periods still count. */
+	a->chan.err_rate = 2;
+	host_vm_remove(host, a);
+	ck_assert_uint_eq(t->proto_errors, 5);
+	b = add_vm(U2, "beta", 2);
+	b->chan.err_protocol = 1;
+	ck_assert_int_eq(host_period(host, 4000), 0);
+	ck_assert_uint_eq(t->proto_errors, 6);
+	ck_assert_uint_eq(ended, 4);
+}
+END_TEST
+
+static unsigned int	 other_removed, other_ended;
+
+static void
+other_removed_cb(struct vm *vm, void *arg)
+{
+	other_removed++;
+}
+
+static void
+other_period_end(void *arg)
+{
+	other_ended++;
+}
+
+/* Every registered set of hooks hears the VMs and the period. */
+START_TEST(test_hooks_list)
+{
+	struct host_hooks	 o = { .vm_removed = other_removed_cb,
+	    .period_end = other_period_end, .arg = &other_ended };
+	struct vm		*a;
+
+	other_removed = other_ended = 0;
+	make_host(false, 4);
+	host_add_hooks(host, &o);
+	a = add_vm(U1, "alpha", 2);
+	ck_assert_int_eq(host_period(host, 1000), 0);
+	ck_assert_uint_eq(delivered, 1);
+	ck_assert_uint_eq(ended, 1);
+	ck_assert_uint_eq(other_ended, 1);
+	host_vm_remove(host, a);
+	ck_assert_uint_eq(removed, 1);
+	ck_assert_uint_eq(other_removed, 1);
+	host_remove_hooks(host, &other_ended);
+	ck_assert_int_eq(host_period(host, 2000), 0);
+	ck_assert_uint_eq(ended, 2);
+	ck_assert_uint_eq(other_ended, 1);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -479,6 +566,8 @@ main(void)
 	tcase_add_test(tc, test_invalid_meta_uses_defaults);
 	tcase_add_test(tc, test_threads_resize);
 	tcase_add_test(tc, test_adopt);
+	tcase_add_test(tc, test_totals);
+	tcase_add_test(tc, test_hooks_list);
 	suite_add_tcase(s, tc);
 	return testlib_run(s);
 }
