@@ -235,6 +235,7 @@ api_decision_write(struct jw *w, const struct api_vm *vm)
 	jw_dbl(w, "capacity", d->capacity);
 	jw_dbl(w, "demand", d->demand);
 	jw_dbl(w, "claim", d->claim);
+	jw_dbl(w, "counted", d->counted);
 	jw_dbl(w, "share", d->share);
 	jw_dbl(w, "fair", d->fair);
 	jw_bool(w, "saturated", d->saturated);

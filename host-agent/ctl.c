@@ -785,10 +785,12 @@ ctl_explain(struct ctl *c, int argc, char **argv)
 		printf("  why: %s\n", ctl_str(o, "decision.why", b1, sizeof(b1)));
 		printf("  inputs: contention domain %.0f, capacity %.2f CPUs,"
 		    " demand %.2f CPUs, claim %.2f CPUs,\n"
-		    "    share %.2f CPUs, saturated %s, contended %s\n",
+		    "    counted %.2f CPUs, share %.2f CPUs, saturated %s,"
+		    " contended %s\n",
 		    ctl_num(o, "decision.contention_domain"),
 		    ctl_num(o, "decision.capacity"),
 		    ctl_num(o, "decision.demand"), ctl_num(o, "decision.claim"),
+		    ctl_num(o, "decision.counted"),
 		    ctl_num(o, "decision.share"),
 		    ctl_yesno(o, "decision.saturated"),
 		    ctl_yesno(o, "decision.contended"));

@@ -79,7 +79,7 @@ const struct conf_opt hconf_table[] = {
 	PDBL("ewma-alpha", ewma_alpha, "1.0", 0.01, 1.0,
 	    "Weight of the newest demand sample in its moving average."),
 	PDBL("headroom", headroom, "0.5", 0.0, 64.0,
-	    "CPUs added to a VM's demand when it claims capacity."),
+	    "CPUs added to a VM's demand in the vCPUs it is given."),
 	PDBL("dead-band", dead_band, "1.0", 0.0, 64.0,
 	    "Cores: smaller moves of a VM's share are ignored."),
 	PUINT("dwell-ms", dwell_ms, "3000", 0, 3600000,

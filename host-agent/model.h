@@ -276,8 +276,8 @@ struct decision_event {
 
 /*
  * Callbacks of a module that follows the VMs or the period: the channel
- * manager, the sampler, the caps.  Any of them may be NULL.  Every registered set is called, in
- * the order registered.  deliver is called once per VM per period with
+ * manager, the sampler, the caps.  Any of them may be NULL.  Every
+ * registered set is called, in the order registered.  deliver is called once per VM per period with
  * its decision (also when unchanged: the target doubles as the lease
  * refresh); never in observe mode.
  */

@@ -19,6 +19,16 @@
  *   the whole floor without a decision, and its demand shows it next
  *   period.  From a demand of one headroom on the claim is demand plus
  *   headroom, continuous across that point.
+ * - Headroom a VM leaves idle costs nothing: a VM that is not saturated
+ *   and does not keep 75% of its preferred vCPUs busy counts at its
+ *   demand in the fill (its claim), and when that is met it gets the
+ *   cores of its demand plus headroom on top (want_k), uncounted: an
+ *   idle vCPU takes no pCPU time, and if the VM does use it the next
+ *   period counts it.  Whether a domain is contended, and whether whole
+ *   cores meet every claim, still count the headroom (want), so a
+ *   domain does not flip to "no contention" on it.  Counting it (v2)
+ *   left a pCPU idle where a VM flipped from 8 tasks to 1 and kept 2
+ *   vCPUs for 1 (flip: 7.3% idle, 0.92x the oracle).
  * - The floors (one core, min-cores), counted as above, are lower bounds
  *   inside the water-fill, so the others share what the floors leave;
  *   only when the floors alone exceed the capacity is the domain over
@@ -56,7 +66,9 @@
  *   that keeps 80% of its vCPUs busy gets the vCPUs its share keeps busy
  *   (4 CPUs -> 5 vCPUs), not 4 vCPUs and idle pCPUs.
  * - A saturated VM whose growth the dead band holds grows all the same
- *   into room the others leave as they stand (work conservation).
+ *   into room the others leave as they stand (work conservation), if
+ *   the whole growth fits: a held shrink needs room for half of it, so
+ *   the others' demand moving a little does not move it back and forth.
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -117,10 +129,12 @@ struct pvm {
 	unsigned int	nfixed;		/* mode fixed: its vCPUs online */
 	unsigned int	lo_k, hi_k;	/* bounds: one core, min and max */
 	unsigned int	base_k;		/* whole cores within the share */
+	unsigned int	want_k;		/* cores it wants if its claim is met */
 	unsigned int	k;		/* cores decided */
 	unsigned int	contended;	/* periods, this one included */
 	double		demand;		/* EWMA, this period's sample included */
-	double		claim;
+	double		claim;		/* CPUs counted against the capacity */
+	double		want;		/* claim with headroom, see claims */
 	double		entitle;	/* share had it claimed all: hint bound */
 	double		share;
 	double		counted;	/* CPUs taken out of C when not steered */
@@ -135,6 +149,7 @@ struct pvm {
 	bool		max_capped;	/* max-cores cut the claim */
 	bool		at_lo;		/* share raised to the core minimum */
 	bool		idle_floor;	/* claim below its floor's vCPUs */
+	bool		headroom;	/* met, given its headroom on top */
 	bool		db_shrink;	/* shrink that the dead band may hold */
 	bool		censored;	/* saturated only as a confined busy VM */
 	bool		nogain;		/* its last growth brought no demand */
@@ -902,6 +917,17 @@ policy_cores_above(const struct pvm *p, double x)
 	return k;
 }
 
+/* Smallest k whose cores hold x vCPUs, or nusable. */
+static unsigned int
+policy_cores_for(const struct pvm *p, double x)
+{
+	unsigned int	k;
+
+	for (k = 0; k < p->nusable && p->cum[k] < x - POLICY_EPS; k++)
+		;
+	return k;
+}
+
 /*
  * What the first k cores of a VM use, CPUs: their vCPUs times the share of
  * its preferred vCPUs that the VM keeps busy (run + delay) when it is held
@@ -1066,6 +1092,8 @@ policy_hints(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 			h = p->entitle;
 		if (h > p->claim + POLICY_EPS) {
 			p->claim = h;
+			if (p->want < h)
+				p->want = h;
 			p->hint_raised = true;
 		}
 	}
@@ -1109,9 +1137,10 @@ policy_claims(const struct policy_config *cfg, const struct policy_vm *vms,
 			 * everything back next period.  Within its floor it
 			 * keeps those cores anyway: no raise there.
 			 */
-			if (p->saturated)
+			if (p->saturated) {
 				p->claim = policy_use(p, p->nusable);
-			else {
+				p->want_k = p->nusable;
+			} else {
 				hr = cfg->headroom < p->demand ?
 				    cfg->headroom : p->demand;
 				p->claim = p->demand + hr;
@@ -1120,10 +1149,24 @@ policy_claims(const struct policy_config *cfg, const struct policy_vm *vms,
 				if (i > p->lo_k && policy_use(p, i) > p->claim)
 					p->claim = policy_use(p, i);
 			}
+			p->want_k = policy_cores_for(p, p->claim);
+			if (p->want_k > p->hi_k)
+				p->want_k = p->hi_k;
 			p->max_capped = p->claim > all + POLICY_EPS &&
 			    p->hi_k < p->nusable;
 			if (p->claim > all)
 				p->claim = all;
+			/*
+			 * Headroom a VM leaves idle costs nothing: one that
+			 * does not keep its vCPUs busy counts at its demand
+			 * in the fill, and gets its headroom on top when
+			 * that is met.  Whether the domain is contended, and
+			 * whether the cores meet every claim, still count it.
+			 */
+			p->want = p->claim;
+			if (!p->saturated && p->use < POLICY_BUSY *
+			    p->cur_vcpus - POLICY_EPS && p->demand < p->claim)
+				p->claim = p->demand;
 			if (vm->hint_runnable >= 0)
 				hinted = true;
 			break;
@@ -1149,7 +1192,7 @@ policy_claims(const struct policy_config *cfg, const struct policy_vm *vms,
 	d->claims = notsteered;
 	for (j = 0; j < d->nvm; j++)
 		if (pv[idx[j]].kind == PVM_AUTO)
-			d->claims += pv[idx[j]].claim;
+			d->claims += pv[idx[j]].want;
 	d->contended = d->claims > d->capacity + POLICY_EPS;
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[idx[j]];
@@ -1233,14 +1276,25 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 		}
 	}
 
-	/* Every claim met in whole cores: no contention after all. */
+	/*
+	 * Every claim met in whole cores: no contention after all.  A VM
+	 * whose claim is met gets its headroom on top, uncounted: the
+	 * vCPUs it does not use cost nothing, and if it does use them the
+	 * next period counts it.
+	 */
 	short_claim = false;
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[idx[j]];
 
-		if (p->kind == PVM_AUTO &&
-		    policy_cost(p, p->k) < p->claim - POLICY_EPS)
+		if (p->kind != PVM_AUTO)
+			continue;
+		if (policy_use(p, p->k) < p->want - POLICY_EPS)
 			short_claim = true;
+		if (policy_cost(p, p->k) >= p->claim - POLICY_EPS &&
+		    p->k < p->want_k) {
+			p->k = p->want_k;
+			p->headroom = true;
+		}
 	}
 	if (!short_claim && !d->over) {
 		d->contended = false;
@@ -1323,6 +1377,13 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 			    "counted at %.2f of %.2f CPUs -> %u vCPUs%s",
 			    p->claim, d->free, o->vcpus,
 			    d->over ? "; domain over capacity" : "");
+		else if (!p->saturated &&
+		    policy_cost(p, p->k) >= p->claim - POLICY_EPS)
+			snprintf(s, len, "%sclaim %.2f of %.2f CPUs met%s -> "
+			    "%u core%s, %u vCPUs", p->idle_floor ? "idle: " :
+			    "", p->claim, d->free, p->headroom ?
+			    ", headroom on top uncounted" : "", o->cores,
+			    o->cores == 1 ? "" : "s", o->vcpus);
 		else if (p->at_lo && p->lo_k == 1)
 			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
 			    "weight %u, below one core -> 1 core (vCPU 0's), "
@@ -1505,7 +1566,10 @@ policy_settle(struct pwork *w, struct pdom *d)
 	/*
 	 * A saturated VM whose growth the dead band held grows all
 	 * the same where the capacity has room as the others stand:
-	 * holding it would leave that room idle.
+	 * holding it would leave that room idle.  Room for all of the
+	 * growth, where a held shrink needs room for half of it: the
+	 * others' demand moving a little must not move it back and
+	 * forth.
 	 */
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[di[j]];
@@ -1515,7 +1579,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 			continue;
 		extra = policy_cost(p, p->db_grow) -
 		    policy_cost(p, p->k);
-		if (policy_fits(total, extra, d->free)) {
+		if (total + extra <= d->free + POLICY_EPS) {
 			p->k = p->db_grow;
 			p->reason = POLICY_R_GROW;
 			total += extra;
@@ -1612,6 +1676,8 @@ policy_output(struct pwork *wk, struct policy_decision *out,
 		o->capacity = d->capacity;
 		o->demand = p->demand;
 		o->claim = p->claim;
+		o->counted = p->kind == PVM_AUTO ? policy_cost(p, p->k) :
+		    p->counted;
 		o->saturated = p->saturated;
 		o->contended = d->contended;
 		if (st->init)

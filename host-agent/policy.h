@@ -152,6 +152,12 @@ struct policy_decision {
 	double		claim;		/* CPUs claimed in the water-fill */
 	double		share;		/* weighted fair share, CPUs */
 	/*
+	 * What its preferred vCPUs count against the capacity, CPUs: what
+	 * they would use (vCPUs times the busy share of a confined VM),
+	 * at most the claim; not steered: what it is counted at.
+	 */
+	double		counted;
+	/*
 	 * The VM's weighted fair share of its domain's capacity, CPUs: what
 	 * a non-follower is counted at (at most) and capped to when the
 	 * operator enforces it; for steered VMs the share they may claim.

@@ -75,8 +75,16 @@ def main():
         t.eq(host['preferred_vcpus'],
              sum(x['decision']['vcpus'] for x in doms['domains']),
              'preferred vCPUs = sum of the decisions')
-        t.check(host['preferred_vcpus'] <= F.NCPUS,
-                'preferred vCPUs fit the capacity')
+        # Idle headroom is not counted (prefcpu-hostd(8)): what the
+        # preferred vCPUs count fits the capacity, within half a core.
+        counted = sum(x['decision']['counted'] for x in doms['domains'])
+        t.check(counted < host['capacity'] + 0.5,
+                'preferred vCPUs fit the capacity: they count %.2f of %.2f '
+                'CPUs' % (counted, host['capacity']))
+        t.check(all(x['decision']['counted'] <= x['decision']['vcpus'] +
+                    1e-6 and x['decision']['counted'] <=
+                    x['decision']['claim'] + 1e-6 for x in doms['domains']),
+                'a VM counts at most its preferred vCPUs and its claim')
         by = {x['name']: x for x in doms['domains']}
         hist6 = d.get('/api/v1/history')
         for name, vcpus, shares, pol, run, delay in F.DEFAULT_DOMAINS:

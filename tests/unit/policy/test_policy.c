@@ -127,7 +127,8 @@ pref(const struct tbed *b, unsigned int i)
 }
 
 /*
- * CPUs the VMs would use with their decisions: a steered VM at most its
+ * CPUs the VMs would use with their decisions, as the policy counts them
+ * (checked against the vCPUs and the claim): a steered VM at most its
  * claim of its preferred vCPUs, the others their claim (their demand).
  */
 static double
@@ -139,11 +140,21 @@ used_cpus(const struct tbed *b)
 	for (i = 0; i < b->n; i++) {
 		const struct policy_decision	*o = &b->out[i];
 
+		/*
+		 * The policy's own count: a confined VM's vCPUs cost what
+		 * it keeps busy of them, never less than half of them or
+		 * its claim.
+		 */
 		if (b->v[i]->vm.steerable && b->v[i]->vm.mode ==
 		    POLICY_MODE_AUTO)
-			sum += fmin(o->vcpus, o->claim);
+			ck_assert_msg(o->counted >= fmin(o->vcpus / 2.0,
+			    o->claim) - 1e-9 && o->counted <=
+			    fmin(o->vcpus, o->claim) + 1e-9,
+			    "vm%u counted %.2f for %u vCPUs, claim %.2f", i,
+			    o->counted, o->vcpus, o->claim);
 		else
-			sum += o->claim;
+			ck_assert_double_eq_tol(o->counted, o->claim, 1e-9);
+		sum += o->counted;
 	}
 	return sum;
 }
@@ -243,11 +254,10 @@ static const struct scenario scenarios[] = {
 	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 4, POLICY_R_FAIR_SHARE },
 	    { 8, 2, 100, 3.0, 3.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	} },
-	{ "a VM using 0.6 of its core keeps it, the busy one the rest", 8,
-	  0, 10, true, false, {
+	{ "a VM using 0.6 CPUs counts 0.6 and keeps its headroom on top, "
+	  "the busy one the rest", 8, 0, 10, true, false, {
 	    { 8, 1, 100, 4.0, 4.0, 0, 0, false, 7, POLICY_R_FAIR_SHARE },
-	    { 8, 1, 100, 0.6, 0.0, 0, 0, false, 1,
-	      POLICY_R_HOLD_DEAD_BAND },
+	    { 8, 1, 100, 0.6, 0.0, 0, 0, false, 2, POLICY_R_FAIR_SHARE },
 	} },
 	/*
 	 * Work conservation: an idle VM's floor costs what it uses, so the
@@ -607,12 +617,17 @@ START_TEST(test_grow_on_saturation)
 	tvm_load(a, 4.0, 4.0);
 	tvm_load(c, 0.6, 0);
 	tbed_run(b, 10);
+	/*
+	 * c counts at its 0.6 CPUs; its headroom (2 vCPUs for 1.1) is on
+	 * top, uncounted.
+	 */
 	ck_assert_uint_eq(pref(b, 0), 7);
-	ck_assert_uint_eq(pref(b, 1), 1);
+	ck_assert_uint_eq(pref(b, 1), 2);
+	ck_assert_double_eq_tol(b->out[1].claim, 0.6, 1e-9);
 	ck_assert(!b->out[1].saturated);
 
-	/* c is busy now; confined to 1 vCPU it can only show 1.0 run. */
-	tvm_load(c, 1.0, 0);
+	/* c is busy now; confined to 2 vCPUs it can only show 2.0 run. */
+	tvm_load(c, 2.0, 0);
 	tbed_step(b);
 	ck_assert(b->out[1].saturated);
 	ck_assert_uint_eq(pref(b, 1), 4);
@@ -696,7 +711,7 @@ START_TEST(test_wakeup)
 		ck_assert_uint_eq(pref(b, i), 8);
 		ck_assert(!b->out[i].contended);
 	}
-	ck_assert_msg(strstr(b->out[2].why, "idle, counted at 0.10 CPUs"),
+	ck_assert_msg(strstr(b->out[2].why, "idle, counted at 0.05 CPUs"),
 	    "why: %s", b->out[2].why);
 	/*
 	 * A VM wakes: the others shrink by the second period (shrink after
@@ -1074,11 +1089,14 @@ START_TEST(test_hint_bounded)
 	ck_assert_double_le_tol(share[3], share[1], 1e-9);
 	ck_assert_uint_eq(vcpus[3], vcpus[1]);
 	ck_assert_uint_eq(other[3], other[1]);
-	/* Honest and busy: 9 less the idle VM's 0.4, halved; 4 + 1 cores. */
-	ck_assert_double_eq_tol(share[1], 4.3, 1e-9);
+	/* Honest and busy: 9 less the idle VM's 0.2, halved; 4 + 1 cores. */
+	ck_assert_double_eq_tol(share[1], 4.4, 1e-9);
 	ck_assert_uint_eq(vcpus[1], 5);
-	/* Idle, with or without the lie: 0.4 CPUs claimed, no contention. */
-	ck_assert_double_eq_tol(claim[2], 0.4, 1e-9);
+	/*
+	 * Idle, with or without the lie: 0.2 CPUs claimed (its headroom to
+	 * 0.4 uncounted), no contention.
+	 */
+	ck_assert_double_eq_tol(claim[2], 0.2, 1e-9);
 	ck_assert_uint_eq(vcpus[2], 8);
 	ck_assert_uint_eq(other[2], 8);
 }
@@ -1141,16 +1159,17 @@ START_TEST(test_no_flap_near_saturation)
 	for (p = 0; p < 100; p++)
 		tbed_step(b);
 	/*
-	 * c: one shrink from all 8 vCPUs, then nothing.  a: shrunk to its
-	 * share of 5, then grown into the room c leaves (c uses 3.7 of its
-	 * 5): 6 + 3.7 fits the 10 CPUs.  Then nothing.
+	 * c: one shrink from all 8 vCPUs to 5 (3.7 and headroom), then
+	 * nothing.  a: one shrink to the 6.3 CPUs c leaves (c counts at
+	 * the 3.7 it uses, not its 5 vCPUs): 6 + 3.7 fits the 10 CPUs.
+	 * Then nothing.
 	 */
-	ck_assert_msg(a->st.changes == 2 && c->st.changes == 1,
+	ck_assert_msg(a->st.changes == 1 && c->st.changes == 1,
 	    "changes %ju and %ju: %s", (uintmax_t)a->st.changes,
 	    (uintmax_t)c->st.changes, b->out[1].why);
-	ck_assert_uint_eq(a->st.last_change_ms, 3 * PERIOD_MS);
-	ck_assert_uint_eq(pref(b, 1), 5);
+	ck_assert_uint_eq(a->st.last_change_ms, 2 * PERIOD_MS);
 	ck_assert_uint_eq(pref(b, 0), 6);
+	ck_assert_uint_eq(pref(b, 1), 5);
 	tbed_free(b);
 }
 END_TEST
