@@ -64,6 +64,9 @@ struct policy_state {
 	unsigned int	nogain_vcpus;
 	double		nogain_demand;
 	uint64_t	nogain_ms;
+	/* The most it used in the window that began at peak_ms. */
+	double		peak;
+	uint64_t	peak_ms;
 };
 
 void	policy_state_init(struct policy_state *);

@@ -876,6 +876,56 @@ check_maxmin(const struct tbed *b, double R)
 		ck_assert_double_eq_tol(sum, R, 1e-6);
 }
 
+/*
+ * A VM whose demand falls keeps the cores it used for 10 s (its peak),
+ * uncounted: the busy VMs' shares count it at what it uses now.  Back to
+ * its old demand within that time, it has its vCPUs at once; after it,
+ * it shrinks to its demand and headroom.
+ */
+START_TEST(test_peak_kept)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	struct tvm	*v[4];
+	unsigned int	 i, p;
+
+	for (i = 0; i < 4; i++)
+		v[i] = tbed_add(b, 8, 1, 100);
+	for (i = 0; i < 4; i++)
+		tvm_load(v[i], 8.0, 8.0);
+	tbed_run(b, 10);
+	for (i = 0; i < 4; i++)
+		ck_assert_uint_eq(pref(b, i), 4);
+
+	/* v[3] drops to one task: the others share what it leaves. */
+	tvm_load(v[3], 1.0, 0);
+	for (p = 0; p < 5; p++) {
+		tbed_step(b);
+		ck_assert_uint_eq(pref(b, 3), 4);
+		ck_assert_double_eq_tol(b->out[3].counted, 1.0, 1e-9);
+	}
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(pref(b, i), 5);
+	ck_assert_msg(strstr(b->out[3].why, "headroom on top uncounted"),
+	    "why: %s", b->out[3].why);
+	/* Busy again within the 10 s: still 4 vCPUs, no change. */
+	tvm_load(v[3], 4.0, 4.0);
+	tbed_step(b);
+	ck_assert(!b->out[3].changed);
+	ck_assert_uint_eq(pref(b, 3), 4);
+
+	/* Idle for longer than the peak is kept: down to 2 (1 + 0.5). */
+	tvm_load(v[3], 1.0, 0);
+	for (p = 0; p < 9; p++) {
+		tbed_step(b);
+		ck_assert_uint_eq(pref(b, 3), 4);
+	}
+	tbed_run(b, 6);
+	ck_assert_uint_eq(pref(b, 3), 2);
+	ck_assert_double_eq_tol(b->out[3].counted, 1.0, 1e-9);
+	tbed_free(b);
+}
+END_TEST
+
 /* Random hosts: the invariants hold whatever the mix. */
 START_TEST(test_random_invariants)
 {
@@ -1470,6 +1520,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_hint_bounded);
 	tcase_add_test(tc, test_dead_band);
 	tcase_add_test(tc, test_no_flap_near_saturation);
+	tcase_add_test(tc, test_peak_kept);
 	tcase_add_test(tc, test_mode_off_fixed);
 	tcase_add_test(tc, test_nonfollower_share);
 	tcase_add_test(tc, test_censored_no_flap);
