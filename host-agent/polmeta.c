@@ -8,11 +8,12 @@
 
 #include <json-c/json.h>
 
+#include "jsonobj.h"
 #include "log.h"
 #include "polmeta.h"
 #include "util.h"
 
-#define POLMETA_JSON_DEPTH	2
+#define POLMETA_JSON_DEPTH	1	/* an object of scalars and nulls */
 
 const char *const polmeta_mode_names[] = {
 	[POLICY_MODE_AUTO] = "auto",
@@ -340,38 +341,17 @@ int
 polmeta_from_json(const char *text, size_t len, struct polmeta *p,
     char *err, size_t errlen)
 {
-	struct json_tokener	*tok;
 	struct json_object	*o;
-	const char		*why;
-	size_t			 off;
+	char			 why[128];
 	int			 rc = -1;
 
 	polmeta_init(p);
-	if (len > INT32_MAX || memchr(text, '\0', len) != NULL) {
-		err_set(err, errlen, "body is not JSON text");
-		return -1;
-	}
-	if ((off = json_prescan(text, len, &why)) != len) {
-		err_set(err, errlen, "body is not JSON: %s at offset %zu", why,
-		    off);
-		return -1;
-	}
-	tok = json_tokener_new_ex(POLMETA_JSON_DEPTH);
-	if (tok == NULL)
-		fatalx("json_tokener_new_ex: out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, text, (int)len);
-	if (o == NULL || json_tokener_get_parse_end(tok) != len)
-		err_set(err, errlen, "body is not one JSON object: %s",
-		    o == NULL ? json_tokener_error_desc(
-		    json_tokener_get_error(tok)) : "trailing data");
-	else if (!json_object_is_type(o, json_type_object))
-		err_set(err, errlen, "body is not a JSON object");
+	if ((o = json_parse_object(text, len, POLMETA_JSON_DEPTH, why,
+	    sizeof(why))) == NULL)
+		err_set(err, errlen, "body: %s", why);
 	else if (polmeta_json_object(o, p, err, errlen) == 0)
 		rc = polmeta_check(p, 0, PMN_JSON, err, errlen);
 	json_object_put(o);
-	json_tokener_free(tok);
 	if (rc != 0)
 		polmeta_init(p);
 	return rc;

@@ -6,7 +6,7 @@
 
 #include <json-c/json.h>
 
-#include "proto.h"
+#include "jsonobj.h"
 #include "qmp.h"
 #include "util.h"
 
@@ -22,7 +22,7 @@ qmp_parse(const char *line, size_t len, char *err, size_t errlen)
 		err_set(err, errlen, "line of %zu bytes", len);
 		return NULL;
 	}
-	return proto_parse_object(line, len, QMP_MAX_DEPTH, err, errlen);
+	return json_parse_object(line, len, QMP_MAX_DEPTH, err, errlen);
 }
 
 /* Copy a string member; -1 if it is not a string or is too long. */

@@ -162,19 +162,6 @@ int	proto_encode(const struct proto_msg *, char *buf, size_t len);
 int	proto_decode(const char *line, size_t len, enum proto_peer from,
 	    struct proto_msg *msg, uint64_t *seq_out, char *err, size_t errlen);
 
-struct json_object;
-
-/*
- * Parse text as exactly one JSON object, whitespace around it: the strict
- * guard for every JSON line prefcpu reads (protocol lines, QMP replies).
- * No NUL byte, nothing json_prescan() refuses, json-c's strict mode with
- * UTF-8 checked, nesting at most depth levels, no trailing bytes, an
- * object.  Returns the object (the caller puts it), or NULL with a
- * one-line cause in err ("not JSON: truncated").
- */
-struct json_object *proto_parse_object(const char *text, size_t len,
-	    unsigned int depth, char *err, size_t errlen);
-
 /* Session ids on the wire: 16 lowercase hex digits. */
 void	proto_session_format(uint64_t, char buf[17]);
 /* A fresh random session id from getrandom(), never 0. */

@@ -150,11 +150,11 @@ static const struct {
 	const char	*body;
 	const char	*cause;
 } bad_bodies[] = {
-	{ "", "not one JSON object" },
-	{ "[1]", "not a JSON object" },
-	{ "\"x\"", "not a JSON object" },
-	{ "{\"weight\":1}{}", "not one JSON object" },
-	{ "{\"weight\":1} x", "not one JSON object" },
+	{ "", "body: not JSON: truncated" },
+	{ "[1]", "body: expected a JSON object, got array" },
+	{ "\"x\"", "body: expected a JSON object, got string" },
+	{ "{\"weight\":1}{}", "body: not JSON" },
+	{ "{\"weight\":1} x", "body: not JSON" },
 	{ "{'weight':1}", "single-quoted" },
 	{ "{\"mode\":'off'}", "single-quoted" },
 	{ "{\"mode\":\"o\tff\"}", "control character" },
