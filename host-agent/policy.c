@@ -1378,6 +1378,35 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->db_shrink = true;
 }
 
+/* The why of a fair-share decision. */
+static void
+policy_why_share(const struct pvm *p, const struct pdom *d, unsigned int w,
+    const struct policy_decision *o, char *s, size_t len)
+{
+	if (p->idle_floor && p->k == p->lo_k)
+		snprintf(s, len, "idle: 1 core kept (vCPU 0's), "
+		    "counted at %.2f of %.2f CPUs -> %u vCPUs%s",
+		    p->claim, d->free, o->vcpus,
+		    d->over ? "; domain over capacity" : "");
+	else if (!p->saturated &&
+	    policy_cost(p, p->k) >= p->claim - POLICY_EPS)
+		snprintf(s, len, "%sclaim %.2f of %.2f CPUs met%s -> "
+		    "%u core%s, %u vCPUs", p->idle_floor ? "idle: " :
+		    "", p->claim, d->free, p->headroom ?
+		    ", headroom on top uncounted" : "", o->cores,
+		    o->cores == 1 ? "" : "s", o->vcpus);
+	else if (p->at_lo && p->lo_k == 1)
+		snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+		    "weight %u, below one core -> 1 core (vCPU 0's), "
+		    "%u vCPUs%s", p->share, d->free, w, o->vcpus,
+		    d->over ? "; domain over capacity" : "");
+	else
+		snprintf(s, len, "fair share %.2f of %.2f CPUs at "
+		    "weight %u -> %u core%s, %u vCPUs", p->share,
+		    d->free, w, o->cores, o->cores == 1 ? "" : "s",
+		    o->vcpus);
+}
+
 /* Write the one-line explanation of a decision. */
 static void
 policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
@@ -1404,28 +1433,7 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 			    p->share, d->free, w, vm->max_cores, o->vcpus);
 		break;
 	case POLICY_R_FAIR_SHARE:
-		if (p->idle_floor && p->k == p->lo_k)
-			snprintf(s, len, "idle: 1 core kept (vCPU 0's), "
-			    "counted at %.2f of %.2f CPUs -> %u vCPUs%s",
-			    p->claim, d->free, o->vcpus,
-			    d->over ? "; domain over capacity" : "");
-		else if (!p->saturated &&
-		    policy_cost(p, p->k) >= p->claim - POLICY_EPS)
-			snprintf(s, len, "%sclaim %.2f of %.2f CPUs met%s -> "
-			    "%u core%s, %u vCPUs", p->idle_floor ? "idle: " :
-			    "", p->claim, d->free, p->headroom ?
-			    ", headroom on top uncounted" : "", o->cores,
-			    o->cores == 1 ? "" : "s", o->vcpus);
-		else if (p->at_lo && p->lo_k == 1)
-			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
-			    "weight %u, below one core -> 1 core (vCPU 0's), "
-			    "%u vCPUs%s", p->share, d->free, w, o->vcpus,
-			    d->over ? "; domain over capacity" : "");
-		else
-			snprintf(s, len, "fair share %.2f of %.2f CPUs at "
-			    "weight %u -> %u core%s, %u vCPUs", p->share,
-			    d->free, w, o->cores, o->cores == 1 ? "" : "s",
-			    o->vcpus);
+		policy_why_share(p, d, w, o, s, len);
 		break;
 	case POLICY_R_MIN_CORES:
 		if (p->idle_floor)
