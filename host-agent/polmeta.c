@@ -315,11 +315,19 @@ static int
 polmeta_json_object(struct json_object *o, struct polmeta *p, char *err,
     size_t errlen)
 {
-	char	known[128];
-	size_t	k = 0;
-	int	f;
+	struct json_object_iterator	 it, end;
+	struct json_object		*val;
+	const char			*key;
+	char				 known[128];
+	size_t				 k = 0;
+	int				 f;
 
-	json_object_object_foreach(o, key, val) {
+	/* Not json_object_object_foreach: a GNU statement expression. */
+	it = json_object_iter_begin(o);
+	end = json_object_iter_end(o);
+	for (; !json_object_iter_equal(&it, &end); json_object_iter_next(&it)) {
+		key = json_object_iter_peek_name(&it);
+		val = json_object_iter_peek_value(&it);
 		if ((f = polmeta_field_find(key, PMN_JSON)) < 0) {
 			for (f = 0; f < PM_NFIELDS && k < sizeof(known); f++)
 				k += (size_t)snprintf(known + k,
