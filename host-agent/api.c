@@ -288,6 +288,7 @@ api_vm_write(struct jw *w, const struct api_vm *vm, const struct api_host *h)
 		jw_obj(w, "report");
 		jw_dbl(w, "steal_pct", vm->steal_pct);
 		jw_dbl(w, "psi_some_avg10", vm->psi_some_avg10);
+		jw_dbl(w, "runnable", vm->runnable);
 		jw_u64(w, "nr_running", vm->nr_running);
 		jw_obj_end(w);
 	} else

@@ -95,7 +95,8 @@ struct api_vm {
 	uint64_t	proto_errors;	/* counter */
 	bool		has_report;
 	double		steal_pct, psi_some_avg10;
-	uint32_t	nr_running;
+	double		runnable;	/* mean runnable tasks, report */
+	uint32_t	nr_running;	/* runnable, rounded */
 	/* Measurements. */
 	double		run_s, delay_s;		/* counters, seconds */
 	/* Per online vCPU: entries vcpu_first.. of the snapshot's vcpu_stats. */

@@ -1,4 +1,5 @@
 /* Copy what operators see of the daemon's model into a snapshot. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -86,8 +87,8 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 	a->has_report = c->report_ms > 0;
 	a->steal_pct = c->hint_steal_pct;
 	a->psi_some_avg10 = c->hint_psi;
-	a->nr_running = c->hint_runnable >= 0 ?
-	    (uint32_t)c->hint_runnable : 0;
+	a->runnable = c->hint_runnable >= 0 ? c->hint_runnable : 0;
+	a->nr_running = (uint32_t)lround(a->runnable);
 
 	/* Cumulative schedstat counters of the vCPU threads, in seconds. */
 	for (i = 0; i < vm->info.nvcpus && vm->thread != NULL; i++) {

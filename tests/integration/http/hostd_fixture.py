@@ -129,7 +129,7 @@ class FakeGuest(threading.Thread):
                 self._send(conn, {'type': 'report',
                                   'online': '0-%d' % (self.vcpus - 1),
                                   'steal_pct': 12.5, 'psi_some_avg10': 3.0,
-                                  'nr_running': 5})
+                                  'runnable': 4.6, 'nr_running': 5})
 
     def run(self):
         while not self.stop.is_set():

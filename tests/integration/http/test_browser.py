@@ -222,6 +222,9 @@ def main():
         t.eq(web['applied']['cpus'], web['target']['preferred'],
              'applied = target')
         t.eq(web['agent']['report']['steal_pct'], 12.5, 'guest report')
+        t.eq((web['agent']['report']['runnable'],
+              web['agent']['report']['nr_running']), (4.6, 5),
+             'the mean runnable tasks as the guest sent them, and rounded')
         profile = tempfile.mkdtemp(prefix='prefcpu-chromium-', dir=d.dir)
         p = subprocess.run([chromium] + FLAGS + [
             '--user-data-dir=' + profile, '--dump-dom', d.url + '/'],
