@@ -251,6 +251,7 @@ api_vm_write(struct jw *w, const struct api_vm *vm, const struct api_host *h)
 	jw_obj(w, NULL);
 	jw_str(w, "name", vm->name);
 	jw_str(w, "uuid", vm->uuid);
+	jw_str(w, "source", vm->source);
 	jw_u64(w, "vcpus", vm->vcpus);
 	jw_u64(w, "cores", vm->cores);
 	jw_bool(w, "paused", vm->paused);

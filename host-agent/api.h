@@ -64,6 +64,7 @@ enum api_agent_state {
 struct api_vm {
 	char		name[API_NAME_MAX];
 	char		uuid[37];
+	const char	*source;	/* "libvirt" or "qmp" (static) */
 	unsigned int	vcpus;		/* online */
 	unsigned int	cores;
 	unsigned int	cpu_shares;

@@ -48,6 +48,7 @@ api_fill_vm(const struct host *h, const struct vm *vm, struct api_vm *a,
 	snprintf(a->name, sizeof(a->name), "%s", vm->info.name ?
 	    vm->info.name : "");
 	snprintf(a->uuid, sizeof(a->uuid), "%s", vm->info.uuid);
+	a->source = vm_source_name(vm->source);
 	a->vcpus = cpuset_count(&vm->info.online);
 	a->cores = vm->info.ncores;
 	a->cpu_shares = vm->info.shares;

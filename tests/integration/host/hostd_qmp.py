@@ -194,6 +194,8 @@ def sc_proxmox(w):
           "weights from cpu.weight (cpuunits 100, 300 -> %d, %d)"
           % (doms["pve-100"]["policy"]["weight"],
              doms["pve-101"]["policy"]["weight"]))
+    check(all(d["source"] == "qmp" for d in doms.values()),
+          "the API says the VMs come from QMP (source qmp)")
     check("channel %s.chan" % socks[100] in w.log(),
           "the org.prefcpu.0 channel's socket found through QOM")
 

@@ -72,6 +72,8 @@ def main():
         t.check(host['contended'], 'the synthetic load is contended')
         t.check(host['run_delay_s'] > 0, 'host run delay counter moves')
         t.eq({x['name'] for x in doms['domains']}, NAMES, 'domain names')
+        t.eq({x['source'] for x in doms['domains']}, {'libvirt'},
+             'every domain comes from libvirt')
         t.eq(host['preferred_vcpus'],
              sum(x['decision']['vcpus'] for x in doms['domains']),
              'preferred vCPUs = sum of the decisions')
