@@ -95,13 +95,17 @@ class Skip(Exception):
     """The machine cannot run the lab (no root, no QEMU, no kernel)."""
 
 
+def init_ran(console):
+    """Whether the lab's /init printed anything on this console yet."""
+    return re.search(r"^lab-", console, re.M) is not None
+
+
 def panicked_in_boot(console):
     """True if a guest's console shows a kernel panic before our /init
-    printed anything (no "lab-" line yet): under TCG the 6.12 kernel
-    rarely faults in early boot (seen once in sched_init_debug), before
-    any of prefcpu runs, and such a guest is worth one more start."""
-    return "Kernel panic" in console and \
-        not re.search(r"^lab-", console, re.M)
+    printed anything: under TCG the 6.12 kernel rarely faults in early
+    boot (seen once in sched_init_debug), before any of prefcpu runs, and
+    such a guest is worth one more start."""
+    return "Kernel panic" in console and not init_ran(console)
 
 
 def say(msg):

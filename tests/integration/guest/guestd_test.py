@@ -415,7 +415,9 @@ def sc_sigterm(tree):
     return None, None
 
 
-def sc_crash(tree):
+def crashed_after_apply(tree):
+    """An agent killed with -9 after applying 2-3 (another cgroup had
+    1-7): its changes and state file are left behind.  Returns the host."""
     write(tree.c("other/cpuset.cpus"), "1-7\n")
     host, agent = started(tree)
     host.hello()
@@ -423,6 +425,11 @@ def sc_crash(tree):
     agent.signal(signal.SIGKILL)
     agent.wait()
     agent.stop()
+    return host
+
+
+def sc_crash(tree):
+    host = crashed_after_apply(tree)
     check(tree.cpus("workload") == "2-3", "kill -9 leaves the change")
     rc, out = status(tree)
     check(rc == 3 and "earlier run" in out and
@@ -1054,13 +1061,7 @@ def sc_runnable(tree):
 
 def sc_recover_retry(tree):
     """kill -9, then a recovery that cannot write: reported, retried."""
-    write(tree.c("other/cpuset.cpus"), "1-7\n")
-    host, agent = started(tree)
-    host.hello()
-    check(host.apply(1, "2-3")["ok"], "applied")
-    agent.signal(signal.SIGKILL)
-    agent.wait()
-    agent.stop()
+    host = crashed_after_apply(tree)
     host.close_conn()
     break_file(tree.c("workload/cpuset.cpus"))
     agent = Agent(tree)

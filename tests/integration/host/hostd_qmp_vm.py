@@ -99,7 +99,7 @@ class Guest:
         for its libvirt guests.  Says so; True if started again."""
         text = self.text()
         if self.restarted or self.proc.returncode != 0 or \
-                re.search(r"^lab-", text, re.M):
+                labmod.init_ran(text):
             return False
         self.restarted = True
         tail = (text.strip().splitlines() or [""])[-1][-200:]
