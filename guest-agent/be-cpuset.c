@@ -5,6 +5,18 @@
  * restore.  Writes are ordered so that no cgroup is ever asked for CPUs
  * its parent lacks: narrowing goes children first, widening parents
  * first, and a change that is neither widens to the union first.
+ *
+ * Confining every top-level cgroup that holds tasks (the default, with
+ * --isolate-idle yes), the CPUs outside the set are then held in an
+ * isolated cpuset partition, the cgroup CG_IDLE, which holds no task:
+ * without it the scheduler keeps the idle CPUs in its load balancing, and
+ * a busy CPU wakes an idle one with an IPI every few milliseconds to pull
+ * tasks it may not run (measured under TCG: the idle vCPU of a confined
+ * 2-vCPU guest ran 0.048 CPUs with 127 such IPIs a second, 0.006 CPUs
+ * isolated).  The partition is dissolved before every change of the
+ * cgroups and made again after it, so its CPUs never overlap what a
+ * sibling asks for; a kernel that refuses it (before 6.1, or a sibling
+ * holding those CPUs) leaves the CPUs balanced as before.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "affinity.h"
 #include "backend-impl.h"
@@ -21,6 +34,7 @@
 
 #define CG_VALUE	4096	/* bytes of a cpuset.cpus value */
 #define CG_MAX		1024	/* cgroups handled */
+#define CG_IDLE		"prefcpu-idle"	/* the idle CPUs' partition */
 
 struct cg {
 	char	*rel;		/* below the root, no leading '/' */
@@ -49,6 +63,9 @@ struct be_cpuset {
 	struct cg_enabled	*ens;
 	size_t			 nens;
 	struct affinity		*aff;	/* NULL unless keeping affinities */
+	/* CG_IDLE may exist: dissolve it before a change, on restore. */
+	bool			 idle_planned;
+	bool			 idle_logged;	/* a refusal was logged */
 };
 
 struct cg_step {
@@ -186,7 +203,8 @@ be_cpuset_targets(struct be_cpuset *c, char ***out)
 	}
 	if ((d = opendir(c->conf->cgroup_root)) != NULL) {
 		while ((de = readdir(d)) != NULL && n < CG_MAX) {
-			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+			    strcmp(de->d_name, CG_IDLE) == 0)
 				continue;
 			dir = path_join(c->conf->cgroup_root, de->d_name);
 			if (cg_populated(dir)) {
@@ -310,6 +328,12 @@ be_cpuset_record(struct be_cpuset *c, const struct cg *g,
 	affinity_record(c->aff, g->dir, &scope);
 }
 
+static bool
+be_cpuset_isolating(const struct be_cpuset *c)
+{
+	return c->conf->isolate_idle && c->conf->ncgroups == 0;
+}
+
 static int
 be_cpuset_prepare(void *arg, const struct cpuset *set, char *err,
     size_t errlen)
@@ -364,6 +388,9 @@ be_cpuset_prepare(void *arg, const struct cpuset *set, char *err,
 		for (i = 0; i < c->ncgs; i++)
 			be_cpuset_record(c, &c->cgs[i], &online);
 	}
+	/* Planned before the state is saved, so a crash still undoes it. */
+	if (be_cpuset_isolating(c))
+		c->idle_planned = true;
 	rc = 0;
 out:
 	for (i = 0; i < n; i++)
@@ -606,6 +633,92 @@ be_cpuset_disable(struct be_cpuset *c, size_t first)
 	}
 }
 
+/*
+ * Dissolve the idle CPUs' partition if it is there: "member" first (its
+ * CPUs go back to the root), then the cgroup itself.  0 if it is gone.
+ */
+static int
+be_cpuset_idle_drop(struct be_cpuset *c)
+{
+	char	*dir, *path;
+	int	 rc = 0;
+
+	if (!c->idle_planned)
+		return 0;
+	dir = path_join(c->conf->cgroup_root, CG_IDLE);
+	if (cg_isdir(dir)) {
+		xasprintf(&path, "%s/cpuset.cpus.partition", dir);
+		if (be_write(path, "member") == -1 && errno != ENOENT)
+			log_warn("cgroup /%s: cpuset.cpus.partition",
+			    CG_IDLE);
+		free(path);
+		if (rmdir(dir) == -1) {
+			log_warn("cgroup /%s: removing it", CG_IDLE);
+			rc = -1;
+		} else
+			log_debug("cgroup /%s removed", CG_IDLE);
+	}
+	free(dir);
+	return rc;
+}
+
+/*
+ * Hold the online CPUs outside set in an isolated partition.  A refusal
+ * (an old kernel, a sibling holding those CPUs) is logged once and
+ * undone: the confinement stands without it.
+ */
+static void
+be_cpuset_idle_make(struct be_cpuset *c, const struct cpuset *set)
+{
+	struct cpuset	 online, idle;
+	char		*dir, *path, *text, buf[256], cause[320];
+
+	if (!c->idle_planned || facts_online(&online, c->conf, cause,
+	    sizeof(cause)) == -1)
+		return;
+	cpuset_andnot(&idle, &online, set);
+	if (cpuset_empty(&idle))
+		return;
+	dir = path_join(c->conf->cgroup_root, CG_IDLE);
+	text = cpuset_to_str(&idle);
+	*cause = '\0';
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(cause, sizeof(cause), "creating it: %s",
+		    strerror(errno));
+	} else {
+		xasprintf(&path, "%s/cpuset.cpus", dir);
+		if (be_write(path, text) == -1)
+			snprintf(cause, sizeof(cause), "cpuset.cpus %s: %s",
+			    text, strerror(errno));
+		free(path);
+	}
+	xasprintf(&path, "%s/cpuset.cpus.partition", dir);
+	if (*cause == '\0' && be_write(path, "isolated") == -1)
+		snprintf(cause, sizeof(cause), "an isolated partition: %s",
+		    strerror(errno));
+	else if (*cause == '\0' && be_read(path, buf, sizeof(buf)) == -1)
+		snprintf(cause, sizeof(cause), "cpuset.cpus.partition: %s",
+		    strerror(errno));
+	else if (*cause == '\0' && strcmp(buf, "isolated") != 0)
+		snprintf(cause, sizeof(cause), "the kernel says \"%s\"", buf);
+	free(path);
+	if (*cause == '\0') {
+		log_info("CPUs %s isolated from load balancing (cgroup /%s)",
+		    text, CG_IDLE);
+	} else {
+		if (!c->idle_logged)
+			log_notice("cgroup /%s: %s; CPUs %s stay in the "
+			    "scheduler's load balancing", CG_IDLE, cause,
+			    text);
+		else
+			log_debug("cgroup /%s: %s", CG_IDLE, cause);
+		c->idle_logged = true;
+		(void)be_cpuset_idle_drop(c);
+	}
+	free(text);
+	free(dir);
+}
+
 static int
 be_cpuset_commit(void *arg, const struct cpuset *set, char *err,
     size_t errlen)
@@ -619,6 +732,8 @@ be_cpuset_commit(void *arg, const struct cpuset *set, char *err,
 		be_cpuset_disable(c, first);
 		return -1;
 	}
+	/* Its CPUs go back first, for the siblings that may widen. */
+	(void)be_cpuset_idle_drop(c);
 	text = cpuset_to_str(set);
 	want = xcalloc(c->ncgs + 1, sizeof(*want));
 	for (i = 0; i < c->ncgs; i++)
@@ -628,6 +743,8 @@ be_cpuset_commit(void *arg, const struct cpuset *set, char *err,
 	free(text);
 	if (rc == -1)
 		be_cpuset_disable(c, first);
+	else
+		be_cpuset_idle_make(c, set);
 	if (c->aff != NULL)
 		affinity_reapply(c->aff);
 	return rc;
@@ -641,6 +758,8 @@ be_cpuset_restore(void *arg, char *err, size_t errlen)
 	size_t			 i;
 	int			 rc;
 
+	if (be_cpuset_idle_drop(c) == 0)
+		c->idle_planned = false;
 	want = xcalloc(c->ncgs + 1, sizeof(*want));
 	for (i = 0; i < c->ncgs; i++)
 		want[i] = c->cgs[i].orig;
@@ -671,6 +790,8 @@ be_cpuset_save(void *arg, struct state *st)
 	/* Planned ones too: disabling what is off is harmless. */
 	for (i = 0; i < c->nens; i++)
 		state_add(st, "cpuset-enabled", c->ens[i].rel, "");
+	if (c->idle_planned)
+		state_add(st, "cpuset-idle", CG_IDLE, "");
 	if (c->aff != NULL)
 		affinity_save(c->aff, st);
 }
@@ -715,6 +836,8 @@ be_cpuset_load(void *arg, const struct state *st, char *err, size_t errlen)
 			    r->key);
 			c->ens[c->nens].done = true;
 			c->nens++;
+		} else if (strcmp(r->kind, "cpuset-idle") == 0) {
+			c->idle_planned = true;
 		} else if (strcmp(r->kind, "affinity") == 0 && c->aff == NULL)
 			c->aff = affinity_new();
 	}

@@ -30,6 +30,11 @@ struct guestd_conf {
 	const char	*slices[GUESTD_MAX_LIST];
 	size_t		 nslices;
 	enum guestd_keep keep_affinity;
+	/*
+	 * cpuset backend, confining every top-level cgroup: hold the CPUs
+	 * outside the set in an isolated partition (no load balancing).
+	 */
+	bool		 isolate_idle;
 	unsigned int	 report_ms;	/* report period */
 	/* Bound of a lease a host's hello may raise the 60 s cap to. */
 	unsigned int	 max_lease_ms;

@@ -143,6 +143,17 @@ opt_keep(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 }
 
 static int
+opt_isolate(struct guestd_opts *o, const char *v, char *err, size_t errlen)
+{
+	if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0) {
+		o->conf.isolate_idle = *v == 'y';
+		return 0;
+	}
+	snprintf(err, errlen, "\"%s\" is not yes or no", v);
+	return -1;
+}
+
+static int
 opt_report(struct guestd_opts *o, const char *v, char *err, size_t errlen)
 {
 	uint64_t	ms;
@@ -211,6 +222,10 @@ static const struct guestd_opt guestd_opts[] = {
 	{ "keep-affinity", 'k', "WHEN", opt_keep,
 	    "auto, yes or no: put back task affinities a cpuset change "
 	    "resets (auto: on kernels older than 6.2)", 0 },
+	{ "isolate-idle", 0, "YES|NO", opt_isolate,
+	    "cpuset backend, confining every top-level cgroup: hold the CPUs "
+	    "outside the set in an isolated cpuset partition, so the "
+	    "scheduler stops waking them to balance load (default yes)", 0 },
 	{ "proc-root", 0, "DIR", NULL, "where procfs is (default /proc)",
 	    offsetof(struct guestd_conf, proc_root) },
 	{ "sys-root", 0, "DIR", NULL, "where sysfs is (default /sys)",
@@ -501,6 +516,7 @@ main(int argc, char **argv)
 	o.conf.cgroup_root = "/sys/fs/cgroup";
 	o.conf.run_dir = GUESTD_RUN_DIR;
 	o.conf.keep_affinity = GUESTD_KEEP_AUTO;
+	o.conf.isolate_idle = true;
 	o.conf.report_ms = GUESTD_REPORT_MS;
 	o.conf.max_lease_ms = PROTO_LEASE_CAP_MS;
 	o.level = LOGL_INFO;

@@ -1094,6 +1094,87 @@ def sc_recover_retry(tree):
     check(tree.cpus("workload") == "0-3", "narrowed")
     return host, agent
 
+def sc_isolate(tree):
+    """The CPUs outside the set held in an isolated cpuset partition, the
+    cgroup prefcpu-idle.  A temp tree is not cgroupfs: a new directory has
+    no files, so the first agent meets a kernel that refuses (as one
+    without isolated partitions would); the tree then plays a kernel that
+    accepts by holding the files a new cgroup has.  Those files cannot
+    vanish as cgroupfs's do, so rmdir fails here: the partition is checked
+    dissolved by its "member", and the real guest kernels of guestd-vm-*
+    check the cgroup gone."""
+    idle = tree.c("prefcpu-idle")
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "applied although no partition")
+    check(tree.cpus("workload") == "0-3", "workload narrowed")
+    check(not os.path.exists(idle), "a refused partition leaves no cgroup")
+    check(host.apply(2, "0-1")["ok"], "narrowed again")
+    refusals = agent.text().count("stay in the scheduler's load balancing")
+    check(refusals == 1, "the refusal logged once, not %d times:\n%s"
+          % (refusals, agent.text()))
+    agent.signal(signal.SIGTERM)
+    check(agent.wait() == 0 and tree.cpus("workload") == "", "restored")
+    agent.stop()
+    host.close()
+
+    # A kernel that accepts: the cgroup's files are there once it is.
+    write(idle + "/cpuset.cpus", "")
+    write(idle + "/cpuset.cpus.partition", "member\n")
+    host, agent = started(tree)
+    host.hello()
+    check(host.apply(1, "0-3")["ok"], "applied")
+    check(read(idle + "/cpuset.cpus") == "4-7" and
+          read(idle + "/cpuset.cpus.partition") == "isolated",
+          "CPUs 4-7 in an isolated partition")
+    check("CPUs 4-7 isolated from load balancing" in agent.text(),
+          "the partition logged")
+    rc, out = status(tree, "--json")
+    origs = {(o["kind"], o["key"]) for o in json.loads(out)["originals"]}
+    check(("cpuset-idle", "prefcpu-idle") in origs,
+          "the state file records the partition: %r" % origs)
+    rc, out = status(tree)
+    check("cgroup /prefcpu-idle: isolated partition of the idle CPUs" in out,
+          "human status names the partition:\n" + out)
+    # Widening: dissolved before the siblings widen, made again after.
+    check(host.apply(2, "0-5")["ok"], "widened to 0-5")
+    check(tree.cpus("workload") == "0-5" and
+          read(idle + "/cpuset.cpus") == "6-7" and
+          read(idle + "/cpuset.cpus.partition") == "isolated",
+          "the partition holds 6-7 now")
+    # Killed, the restarted agent dissolves it with the rest.
+    agent.signal(signal.SIGKILL)
+    agent.wait()
+    agent.stop()
+    host.close_conn()
+    agent = Agent(tree)
+    wait_for(lambda: tree.cpus("workload") == "" and
+             read(idle + "/cpuset.cpus.partition") == "member" and
+             not os.path.exists(tree.state_file()),
+             "the recovery dissolved the partition")
+    agent.signal(signal.SIGTERM)
+    check(agent.wait() == 0, "exit 0")
+    agent.stop()
+    host.close()
+
+    # Not with --isolate-idle no, nor when only named cgroups are confined
+    # (the others keep every CPU).
+    write(idle + "/cpuset.cpus", "")
+    for args in (("--isolate-idle", "no"), ("--cgroup", "workload")):
+        host, agent = started(tree, *args)
+        host.hello()
+        check(host.apply(1, "0-3")["ok"], "applied with %s" % " ".join(args))
+        check(tree.cpus("workload") == "0-3" and
+              read(idle + "/cpuset.cpus") == "" and
+              read(idle + "/cpuset.cpus.partition") == "member",
+              "no partition with %s" % " ".join(args))
+        agent.signal(signal.SIGTERM)
+        check(agent.wait() == 0, "exit 0")
+        agent.stop()
+        host.close()
+    return None, None
+
+
 SCENARIOS = {name[3:]: fn for name, fn in globals().items()
              if name.startswith("sc_")}
 

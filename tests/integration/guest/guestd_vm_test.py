@@ -14,6 +14,9 @@ virtio-serial socket and checks, from those console lines:
 - release widens it again, and the pinned task runs on CPU 3 again (on
   6.1 because the agent puts its affinity back, on 6.12 because the
   kernel does);
+- while narrowed, the CPUs outside the set are held in an isolated cpuset
+  partition (cgroup prefcpu-idle), which release and the lease's end
+  dissolve;
 - a second target, left to expire, is undone by the lease.
 
 usage: guestd_vm_test.py AGENT 6.12|6.1 MKINITRAMFS FETCH_KERNEL
@@ -55,14 +58,18 @@ while :; do
 	echo "mon $n cpus=[$(cat $cg/workload/cpuset.cpus 2>/dev/null)]" \
 	    "busy_cpu=$(field $busy 39) busy_aff=$(aff $busy)" \
 	    "pinned_cpu=$(field $pinned 39) pinned_aff=$(aff $pinned)" \
-	    "agent_rss=$(rss $agent) agent_ticks=$(($(field $agent 14) + $(field $agent 15)))"
+	    "agent_rss=$(rss $agent) agent_ticks=$(($(field $agent 14) + $(field $agent 15)))" \
+	    "idle=[$(cat $cg/prefcpu-idle/cpuset.cpus 2>/dev/null)]" \
+	    "part=[$(cat $cg/prefcpu-idle/cpuset.cpus.partition 2>/dev/null)]" \
+	    "root=[$(cat $cg/cpuset.cpus.effective)]"
 	sleep 0.3
 done
 """
 
 MON = re.compile(r"^mon (\d+) cpus=\[([^\]]*)\] busy_cpu=(\d+) "
                  r"busy_aff=(\S+) pinned_cpu=(\d+) pinned_aff=(\S+) "
-                 r"agent_rss=(\S*) agent_ticks=(\d+)")
+                 r"agent_rss=(\S*) agent_ticks=(\d+) idle=\[([^\]]*)\] "
+                 r"part=\[([^\]]*)\] root=\[([^\]]*)\]")
 
 
 class Fail(Exception):
@@ -134,7 +141,8 @@ class Monitor:
                          "busy_aff": m.group(4),
                          "pinned_cpu": int(m.group(5)),
                          "pinned_aff": m.group(6), "rss": m.group(7),
-                         "ticks": int(m.group(8))}
+                         "ticks": int(m.group(8)), "idle": m.group(9),
+                         "part": m.group(10), "root": m.group(11)}
                     self.last = s
                     yield s
                 elif "prefcpu-guestd:" in line or "lab-init" in line:
@@ -308,6 +316,10 @@ def drive(version, qemu, sock, console):
         check(s["busy_cpu"] in (0, 1) and cpus(s["busy_aff"]) <= {0, 1},
               "busy task on CPUs 0-1 only: %r" % s)
         check(s["pinned_cpu"] in (0, 1), "pinned task confined too: %r" % s)
+        # The CPUs outside the set leave the scheduler's load balancing.
+        check(s["idle"] == "2-3" and s["part"] == "isolated" and
+              s["root"] == "0-1", "CPUs 2-3 in an isolated partition: %r"
+              % s)
     rss = narrowed[-1]["rss"]
 
     host.send({"type": "release", "session": SESSION})
@@ -317,12 +329,19 @@ def drive(version, qemu, sock, console):
         check(s["pinned_aff"] == "3" and s["pinned_cpu"] == 3,
               "pinned task back on CPU 3: %r" % s)
         check(s["busy_aff"] == "0-3", "busy task may use 0-3 again: %r" % s)
+        check(s["part"] == "" and s["root"] == "0-3",
+              "the isolated partition is gone: %r" % s)
 
     # A lease nobody refreshes ends and widens the set again.
     ack, _ = host.target(2, "2-3", 2000)
     check(ack["ok"] and ack["applied"] == "2-3", "ack %r" % ack)
-    mon.wait(lambda s: s["cpus"] == "2-3", "cpuset.cpus 2-3", 60)
+    s = mon.wait(lambda s: s["cpus"] == "2-3", "cpuset.cpus 2-3", 60)
+    s = mon.wait(lambda s: s["part"] == "isolated", "CPUs 0-1 isolated", 30)
+    check(s["idle"] == "0-1" and s["root"] == "2-3",
+          "the partition holds CPUs 0-1 now: %r" % s)
     s = mon.wait(lambda s: s["cpus"] == "", "lease expiry", 60)
+    check(s["part"] == "" and s["root"] == "0-3",
+          "the lease's end dissolves the partition: %r" % s)
     s = mon.wait(lambda s: s["pinned_aff"] == "3", "pin kept after lease", 30)
     check(s["pinned_cpu"] == 3 or mon.collect(2)[-1]["pinned_cpu"] == 3,
           "pinned task runs on CPU 3 after the lease: %r" % s)
