@@ -663,6 +663,44 @@ be_cpuset_idle_drop(struct be_cpuset *c)
 }
 
 /*
+ * Make cgroup dir an isolated partition of CPUs text, and read back that
+ * the kernel took it.  -1 with cause (what failed) otherwise.
+ */
+static int
+be_cpuset_isolate(const char *dir, const char *text, char *cause,
+    size_t len)
+{
+	char	*path, buf[256];
+	int	 rc = -1;
+
+	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+		snprintf(cause, len, "creating it: %s", strerror(errno));
+		return -1;
+	}
+	xasprintf(&path, "%s/cpuset.cpus", dir);
+	if (be_write(path, text) == -1) {
+		snprintf(cause, len, "cpuset.cpus %s: %s", text,
+		    strerror(errno));
+		free(path);
+		return -1;
+	}
+	free(path);
+	xasprintf(&path, "%s/cpuset.cpus.partition", dir);
+	if (be_write(path, "isolated") == -1)
+		snprintf(cause, len, "an isolated partition: %s",
+		    strerror(errno));
+	else if (be_read(path, buf, sizeof(buf)) == -1)
+		snprintf(cause, len, "cpuset.cpus.partition: %s",
+		    strerror(errno));
+	else if (strcmp(buf, "isolated") != 0)
+		snprintf(cause, len, "the kernel says \"%s\"", buf);
+	else
+		rc = 0;
+	free(path);
+	return rc;
+}
+
+/*
  * Hold the online CPUs outside set in an isolated partition.  A refusal
  * (an old kernel, a sibling holding those CPUs) is logged once and
  * undone: the confinement stands without it.
@@ -671,7 +709,7 @@ static void
 be_cpuset_idle_make(struct be_cpuset *c, const struct cpuset *set)
 {
 	struct cpuset	 online, idle;
-	char		*dir, *path, *text, buf[256], cause[320];
+	char		*dir, *text, cause[320];
 
 	if (!c->idle_planned || facts_online(&online, c->conf, cause,
 	    sizeof(cause)) == -1)
@@ -681,28 +719,7 @@ be_cpuset_idle_make(struct be_cpuset *c, const struct cpuset *set)
 		return;
 	dir = path_join(c->conf->cgroup_root, CG_IDLE);
 	text = cpuset_to_str(&idle);
-	*cause = '\0';
-	if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
-		snprintf(cause, sizeof(cause), "creating it: %s",
-		    strerror(errno));
-	} else {
-		xasprintf(&path, "%s/cpuset.cpus", dir);
-		if (be_write(path, text) == -1)
-			snprintf(cause, sizeof(cause), "cpuset.cpus %s: %s",
-			    text, strerror(errno));
-		free(path);
-	}
-	xasprintf(&path, "%s/cpuset.cpus.partition", dir);
-	if (*cause == '\0' && be_write(path, "isolated") == -1)
-		snprintf(cause, sizeof(cause), "an isolated partition: %s",
-		    strerror(errno));
-	else if (*cause == '\0' && be_read(path, buf, sizeof(buf)) == -1)
-		snprintf(cause, sizeof(cause), "cpuset.cpus.partition: %s",
-		    strerror(errno));
-	else if (*cause == '\0' && strcmp(buf, "isolated") != 0)
-		snprintf(cause, sizeof(cause), "the kernel says \"%s\"", buf);
-	free(path);
-	if (*cause == '\0') {
+	if (be_cpuset_isolate(dir, text, cause, sizeof(cause)) == 0) {
 		log_info("CPUs %s isolated from load balancing (cgroup /%s)",
 		    text, CG_IDLE);
 	} else {

@@ -224,19 +224,22 @@ session_ack(struct session *s, uint64_t seq, const struct cpuset *applied,
 static int
 session_restore(struct session *s, const char *why)
 {
-	char	err[PROTO_MAX_ERROR];
+	char		err[PROTO_MAX_ERROR];
+	uint64_t	t0;
 
 	if (s->be == NULL || !backend_changed(s->be)) {
 		s->applied = false;
 		s->retry_at = 0;
 		return 0;
 	}
+	t0 = time_mono_ms();
 	if (backend_restore(s->be, err, sizeof(err)) == -1) {
 		log_warnx("restoring the originals (%s): %s", why, err);
 		s->retry_at = time_mono_ms() + SESSION_RETRY_MS;
 		return -1;
 	}
-	log_notice("restored the original CPU settings (%s)", why);
+	log_notice("restored the original CPU settings (%s) in %" PRIu64
+	    " ms", why, time_mono_ms() - t0);
 	s->applied = false;
 	s->retry_at = 0;
 	return 0;
