@@ -362,8 +362,13 @@ def sc_overcommit(lab, hostd):
     log("ok: both guests use all their vCPUs again after the lease")
 
     # Restart after the lease: new session, targets again within two
-    # periods.  Targets go out once a period (plus one at the hello), so
-    # the session's target number counts periods whatever the load.
+    # periods of the hello.  Targets go out once a period plus one at the
+    # hello, so the session's target number counts periods whatever the
+    # load: narrowed by target 2, or by target 3 when the period after the
+    # hello could not narrow it yet -- the hello came before the daemon's
+    # first sample of the VM, or the agent's first ack (which makes it
+    # steerable) after that period's decision.  Under TCG here that was
+    # 4 of 7 runs.
     m = {vm.name: vm.mark() for vm in (a, b)}
     hostd.start()
     t0 = hostd.started
@@ -372,8 +377,8 @@ def sc_overcommit(lab, hostd):
         pat = APPLIED0 + r"target (\d+)\)"
         t, _ = agent_line(vm, pat, m[vm.name], 60)
         seq = int(re.compile(pat).search(vm.text(), m[vm.name]).group(1))
-        check(seq <= 2, "%s: narrowed by target %d of the new session "
-              "(within two periods)" % (vm.name, seq))
+        check(seq <= 3, "%s: narrowed by target %d of the new session "
+              "(the hello's and two periods')" % (vm.name, seq))
         back = max(back, t - t0)
     figure("restarted daemon to both targets applied: %.1f s (%.1f periods)"
            % (back, back * 1000 / PERIOD_MS))
