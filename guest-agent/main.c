@@ -225,7 +225,7 @@ static const struct guestd_opt guestd_opts[] = {
 	{ "isolate-idle", 0, "YES|NO", opt_isolate,
 	    "cpuset backend, confining every top-level cgroup: hold the CPUs "
 	    "outside the set in an isolated cpuset partition, so the "
-	    "scheduler stops waking them to balance load (default no)", 0 },
+	    "scheduler stops waking them to balance load (default yes)", 0 },
 	{ "proc-root", 0, "DIR", NULL, "where procfs is (default /proc)",
 	    offsetof(struct guestd_conf, proc_root) },
 	{ "sys-root", 0, "DIR", NULL, "where sysfs is (default /sys)",
@@ -516,6 +516,7 @@ main(int argc, char **argv)
 	o.conf.cgroup_root = "/sys/fs/cgroup";
 	o.conf.run_dir = GUESTD_RUN_DIR;
 	o.conf.keep_affinity = GUESTD_KEEP_AUTO;
+	o.conf.isolate_idle = true;
 	o.conf.report_ms = GUESTD_REPORT_MS;
 	o.conf.max_lease_ms = PROTO_LEASE_CAP_MS;
 	o.level = LOGL_INFO;

@@ -1121,7 +1121,7 @@ def sc_isolate(tree):
     # A kernel that accepts: the cgroup's files are there once it is.
     write(idle + "/cpuset.cpus", "")
     write(idle + "/cpuset.cpus.partition", "member\n")
-    host, agent = started(tree, "--isolate-idle", "yes")
+    host, agent = started(tree)             # on by default
     host.hello()
     check(host.apply(1, "0-3")["ok"], "applied")
     check(read(idle + "/cpuset.cpus") == "4-7" and
@@ -1157,10 +1157,11 @@ def sc_isolate(tree):
     agent.stop()
     host.close()
 
-    # Not by default (--isolate-idle no), nor when only named cgroups are
+    # Not with --isolate-idle no, nor when only named cgroups are
     # confined (the others keep every CPU).
     write(idle + "/cpuset.cpus", "")
-    for args in ((), ("--isolate-idle", "yes", "--cgroup", "workload")):
+    for args in (("--isolate-idle", "no"),
+                 ("--isolate-idle", "yes", "--cgroup", "workload")):
         host, agent = started(tree, *args)
         host.hello()
         check(host.apply(1, "0-3")["ok"], "applied with %r" % (args,))

@@ -47,7 +47,7 @@ mkdir $cg/workload
 taskset -p 8 $pinned >/dev/null
 echo $busy >$cg/workload/cgroup.procs
 echo $pinned >$cg/workload/cgroup.procs
-prefcpu-guestd --log-level debug --report-interval 1000 --isolate-idle yes &
+prefcpu-guestd --log-level debug --report-interval 1000 &
 agent=$!
 field() { cut -d' ' -f"$2" /proc/$1/stat; }
 aff() { sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/$1/status; }
