@@ -6,8 +6,8 @@
  * its parent lacks: narrowing goes children first, widening parents
  * first, and a change that is neither widens to the union first.
  *
- * Confining every top-level cgroup that holds tasks (the default), with
- * --isolate-idle yes (the default), the CPUs outside the set are then held in an
+ * Confining every top-level cgroup that holds tasks (the default, with
+ * --isolate-idle yes), the CPUs outside the set are then held in an
  * isolated cpuset partition, the cgroup CG_IDLE, which holds no task:
  * without it the scheduler keeps the idle CPUs in its load balancing, and
  * a busy CPU wakes an idle one with an IPI every few milliseconds to pull

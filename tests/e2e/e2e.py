@@ -400,13 +400,13 @@ def sc_overcommit(lab, hostd):
         t, end = agent_line(vm, RESTORED % "released by the host",
                             m[vm.name], LEASE_MS / 1000)
         # The agent's line says how long the restore itself took.
-        line = vm.text()[:end].rsplit("\n", 1)[-1] + \
-            vm.text()[end:].split("\n", 1)[0]
+        text = vm.text()
+        line = text[text.rfind("\n", 0, end) + 1:].split("\n", 1)[0]
         figure("%s: released %.1f s after SIGTERM (%s)"
-               % (vm.name, t - ts, line.strip()))
+               % (vm.name, t - ts, line))
         check(t - ts < LEASE_MS / 1000 / 2,
               "%s: released %.1f s after SIGTERM, well before the lease "
-              "(agent: %s)" % (vm.name, t - ts, line.strip()))
+              "(agent: %s)" % (vm.name, t - ts, line))
         wait_cpus(vm, "0-1", m[vm.name], 30)
 
 

@@ -1104,7 +1104,7 @@ def sc_isolate(tree):
     dissolved by its "member", and the real guest kernels of guestd-vm-*
     check the cgroup gone."""
     idle = tree.c("prefcpu-idle")
-    host, agent = started(tree, "--isolate-idle", "yes")
+    host, agent = started(tree)
     host.hello()
     check(host.apply(1, "0-3")["ok"], "applied although no partition")
     check(tree.cpus("workload") == "0-3", "workload narrowed")
@@ -1121,7 +1121,7 @@ def sc_isolate(tree):
     # A kernel that accepts: the cgroup's files are there once it is.
     write(idle + "/cpuset.cpus", "")
     write(idle + "/cpuset.cpus.partition", "member\n")
-    host, agent = started(tree)             # on by default
+    host, agent = started(tree)
     host.hello()
     check(host.apply(1, "0-3")["ok"], "applied")
     check(read(idle + "/cpuset.cpus") == "4-7" and
@@ -1147,7 +1147,7 @@ def sc_isolate(tree):
     agent.wait()
     agent.stop()
     host.close_conn()
-    agent = Agent(tree, "--isolate-idle", "yes")
+    agent = Agent(tree)
     wait_for(lambda: tree.cpus("workload") == "" and
              read(idle + "/cpuset.cpus.partition") == "member" and
              not os.path.exists(tree.state_file()),
@@ -1157,18 +1157,17 @@ def sc_isolate(tree):
     agent.stop()
     host.close()
 
-    # Not with --isolate-idle no, nor when only named cgroups are
-    # confined (the others keep every CPU).
+    # Not with --isolate-idle no, nor when only named cgroups are confined
+    # (the others keep every CPU).
     write(idle + "/cpuset.cpus", "")
-    for args in (("--isolate-idle", "no"),
-                 ("--isolate-idle", "yes", "--cgroup", "workload")):
+    for args in (("--isolate-idle", "no"), ("--cgroup", "workload")):
         host, agent = started(tree, *args)
         host.hello()
-        check(host.apply(1, "0-3")["ok"], "applied with %r" % (args,))
+        check(host.apply(1, "0-3")["ok"], "applied with %s" % " ".join(args))
         check(tree.cpus("workload") == "0-3" and
               read(idle + "/cpuset.cpus") == "" and
               read(idle + "/cpuset.cpus.partition") == "member",
-              "no partition with %r" % (args,))
+              "no partition with %s" % " ".join(args))
         agent.signal(signal.SIGTERM)
         check(agent.wait() == 0, "exit 0")
         agent.stop()
