@@ -59,6 +59,14 @@ PKGSETS = {
     "hackbench": (["rt-tests"], ["usr/bin/[!h]*", "usr/sbin"]),
     "sysbench": (["sysbench", "libaio1", "libluajit-5.1-2", "libmariadb3",
                   "libpq5"], []),
+    # PostgreSQL 15's server and pgbench: a guest serves its own database
+    # and loads it (tests/lab/guest-bench pgbench).  The JIT (LLVM) and
+    # its bitcode are dropped: the server runs with jit=off.
+    "pgbench": (["postgresql-15", "postgresql-client-15", "libpq5",
+                 "libicu72", "libxslt1.1", "tzdata"],
+                ["usr/lib/postgresql/15/lib/bitcode",
+                 "usr/lib/postgresql/15/lib/llvmjit*",
+                 "usr/share/locale", "usr/share/postgresql/15/man"]),
     # gcc, binutils, make and the C library: a guest builds prefcpu's
     # common and protocol libraries from their sources (kernbench's make
     # -j, at the size a TCG guest builds in seconds; json-c's headers).  LTO, gold, the sanitizers' runtimes
