@@ -588,8 +588,12 @@ def sc_hostile(lab, hostd):
           "the hostile VM is not counted as following (%s)"
           % dh["agent"]["state"])
     lag = max(ts - ap for _, ts, ap, _ in seqs)
-    check(all(st == "following" for _, _, _, st in seqs),
-          "the other VM's agent followed all along")
+    lost = [(t - seqs[0][0], ts, ap, st) for t, ts, ap, st in seqs
+            if st != "following"]
+    check(not lost, "the other VM's agent followed all along%s" % (
+        "" if not lost else " (not from %.0f s to %.0f s of the 30: %s; "
+        "first: target %d, acked %d)" % (
+            lost[0][0], lost[-1][0], lost[0][3], lost[0][1], lost[0][2])))
     check(lag <= 2, "the other VM's acks kept up with its targets (max "
           "lag %d targets)" % lag)
     check(seqs[-1][1] - seqs[0][1] >= 20,
@@ -761,6 +765,9 @@ def main():
                 log("FAIL: %s: %s" % (scen, e))
                 rc = 1
                 dump(lab, hostd)
+                # Again last: a long run shows only a test's last lines.
+                log("FAIL: %s: %s (the failure's context is above)"
+                    % (scen, e))
             finally:
                 hostd.stop()
             if hostd.proc is not None and hostd.proc.returncode not in (0, -9):
@@ -779,11 +786,8 @@ def main():
 
 
 def dump(lab, hostd):
-    """What the failure looked like: the guests' consoles and the daemon's
-    log, printed before the lab removes them."""
-    for vm in lab.vms.values():
-        print("--- console of %s (last lines) ---\n%s"
-              % (vm.name, "\n".join(vm.text().splitlines()[-25:])))
+    """What the failure looked like: the daemon's log and the guests'
+    consoles, printed before the lab removes them."""
     if os.path.exists(hostd.logf):
         lines = hostd.text().splitlines()
         # A hostile guest floods the log: show the other domains apart.
@@ -792,6 +796,15 @@ def dump(lab, hostd):
               "\n".join(calm[-40:]), flush=True)
         print("--- prefcpu-hostd log (last lines) ---\n" +
               "\n".join(lines[-10:]), flush=True)
+    # The consoles last: the agents' own lines say what a guest did (the
+    # monitor's line each second would hide them: only its last one).
+    for vm in lab.vms.values():
+        lines = vm.text().splitlines()
+        mon = [ln for ln in lines if ln.startswith("lab-mon")]
+        print("--- console of %s (last lines besides lab-mon; last "
+              "lab-mon) ---\n%s" % (vm.name, "\n".join(
+                  [ln for ln in lines if not ln.startswith("lab-mon")][-8:]
+                  + mon[-1:])), flush=True)
 
 
 if __name__ == "__main__":
