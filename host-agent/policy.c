@@ -1035,7 +1035,12 @@ policy_all_cores(struct pvm *pv, const struct pdom *d,
  * the steered at their claims and the others at their demand.  The host's
  * CPU weights hold a non-follower to that share while its neighbours are
  * busy, so counting it at its whole demand would hand the cooperating VMs'
- * share to it.  Returns the CPUs counted for them.
+ * share to it.  Each has the floor a steered VM has: one core, at most
+ * what it uses; its share (fair, what enforce="cap" holds it to) is never
+ * below one core.  Without that floor a host whose other load leaves less
+ * than the steered VMs' floors gave it a share of 0, and a cap of almost
+ * nothing, where a follower keeps a whole core.  Returns the CPUs counted
+ * for them.
  */
 static double
 policy_count_rogues(const struct policy_vm *vms, struct pvm *pv,
@@ -1055,7 +1060,8 @@ policy_count_rogues(const struct policy_vm *vms, struct pvm *pv,
 			    .lo = policy_cost(p, p->lo_k), .hi = p->claim };
 		else if (p->kind == PVM_UNSTEERED || p->kind == PVM_OFF)
 			it[na++] = (struct wf_item){ .w = vms[idx[j]].weight,
-			    .lo = 0, .hi = p->counted };
+			    .lo = p->counted < p->cum[1] ? p->counted :
+			    p->cum[1], .hi = p->counted };
 	}
 	level = policy_waterfill(it, na, R, ev);
 	for (j = 0, na = 0; j < d->nvm; j++) {
@@ -1067,6 +1073,8 @@ policy_count_rogues(const struct policy_vm *vms, struct pvm *pv,
 		if (p->kind != PVM_AUTO) {
 			p->counted = it[na].out;
 			f = vms[idx[j]].weight * level;
+			if (f < p->cum[1])
+				f = p->cum[1];
 			p->fair = f < p->nonline ? f : p->nonline;
 			p->at_share = p->counted < it[na].hi - POLICY_EPS;
 			sum += p->counted;

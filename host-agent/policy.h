@@ -163,7 +163,8 @@ struct policy_decision {
 	/*
 	 * The VM's weighted fair share of its domain's capacity, CPUs: what
 	 * a non-follower is counted at (at most) and capped to when the
-	 * operator enforces it; for steered VMs the share they may claim.
+	 * operator enforces it, never below one core (the floor a steered VM
+	 * keeps); for steered VMs the share they may claim.
 	 */
 	double		fair;
 	bool		saturated;

@@ -63,6 +63,7 @@ SKIP = 77
 PERIOD_MS = 1000
 LEASE_MS = 8000
 BOOT_TIMEOUT = 240
+A_VCPUS = 4         # e2e-cap's VM without an agent
 
 
 def log(msg):
@@ -622,7 +623,10 @@ def set_policy(vm, xml):
 
 
 def sc_cap(lab, hostd):
-    a = lab.start("a", workload="burn", threads=2, agent="none")
+    # a: 4 busy vCPUs without an agent, so that its cap (one core's worth
+    # here, the floor a follower keeps) holds less than it would take.
+    a = lab.start("a", workload="burn", threads=4, agent="none",
+                  vcpus=A_VCPUS)
     b = lab.start("b", workload="burn", threads=2)
     booted(a)
     booted(b)
@@ -648,10 +652,10 @@ def sc_cap(lab, hostd):
           % d["decision"]["reason"])
     check(si["vcpu_quota"] == d["cap"]["vcpu_quota"],
           "virsh schedinfo shows the daemon's vcpu_quota")
-    want = round(cap / 2 * si["vcpu_period"])
+    want = round(cap / A_VCPUS * si["vcpu_period"])
     check(abs(si["vcpu_quota"] - want) <= 1,
-          "vcpu_quota %d is the cap over 2 vCPUs (%d)" % (si["vcpu_quota"],
-                                                          want))
+          "vcpu_quota %d is the cap over %d vCPUs (%d)"
+          % (si["vcpu_quota"], A_VCPUS, want))
     check("cap: %.2f CPUs" % cap in run_ctl(hostd, "explain", a.name),
           "prefcpuctl explain shows the cap")
     # The cap holds its vCPUs' run time (not re-set every period).
@@ -659,20 +663,16 @@ def sc_cap(lab, hostd):
     per, _ = sample([a, b], 8)
     show(per, _, "capped")
     run = sum(r for r, _ in per[a.name].values())
-    limit = si["vcpu_quota"] * 2 / si["vcpu_period"]
+    limit = si["vcpu_quota"] * A_VCPUS / si["vcpu_period"]
     figure("capped VM ran %.2f CPUs over 8 s under a cap of %.2f CPUs; "
            "the following VM %.2f CPUs" % (
                run, limit, sum(r for r, _ in per[b.name].values())))
-    if limit < 2 * 0.95:
-        check(run <= limit * 1.05 + 0.02, "the capped VM's run time is "
-              "held to its cap (%.2f <= %.2f CPUs)" % (run, limit))
-    else:
-        # The engine's fair share of a non-follower is its demand until
-        # policy v2 makes it the weighted share: a cap of (nearly) all its
-        # vCPUs cannot hold anything, so there is nothing to check yet.
-        log("NOTE: the cap (%.2f CPUs) is nearly all of the VM's 2 vCPUs: "
-            "the policy engine's fair share of a non-follower is its "
-            "demand; the run-time hold is not checked" % limit)
+    # A share is never below one core (a follower's floor): 1.0 CPU here.
+    check(cap >= 0.99, "the cap is at least one core (%.2f CPUs)" % cap)
+    check(limit < A_VCPUS * 0.95, "the cap (%.2f CPUs) holds less than "
+          "the VM's %d vCPUs" % (limit, A_VCPUS))
+    check(run <= limit * 1.05 + 0.02, "the capped VM's run time is "
+          "held to its cap (%.2f <= %.2f CPUs)" % (run, limit))
     sets = len(re.findall(r"domain %s: does not follow; vCPUs capped"
                           % re.escape(a.name), hostd.text()[m:]))
     check(sets == 0, "the cap was not set again while steady (%d)" % sets)

@@ -1271,6 +1271,53 @@ START_TEST(test_nonfollower_share)
 END_TEST
 
 /*
+ * A non-follower's share never falls below the floor a follower keeps.
+ * Other load leaves the VMs 1.4 of 2 CPUs; a busy follower keeps its one
+ * core (1 vCPU, 1.0 CPU) and a busy non-follower of 2 vCPUs counts one
+ * core too, with a share (what enforce="cap" holds it to) of one core,
+ * not the 0.4 CPUs left after the follower's floor.  With even less room
+ * (0.5 CPUs) the floors alone exceed it: still one core each, never a
+ * share of 0.  SMT2 cores: the floor is a whole core, 2 vCPUs.
+ */
+START_TEST(test_nonfollower_floor)
+{
+	struct tbed	*b = tbed_new(2, 0.6);
+	struct tvm	*f = tbed_add(b, 2, 1, 100);
+	struct tvm	*r = tbed_add(b, 2, 1, 100);
+
+	tvm_load(f, 1.0, 1.0);
+	tvm_load(r, 1.0, 1.0);
+	r->vm.steerable = false;
+	tbed_run(b, 5);
+	ck_assert_uint_eq(pref(b, 0), 1);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_UNSTEERED);
+	ck_assert_double_eq_tol(b->out[1].fair, 1.0, 1e-9);
+	ck_assert_double_eq_tol(b->out[1].counted, 1.0, 1e-9);
+	b->host.nonvm_cpus = 1.5;
+	tbed_run(b, 5);
+	ck_assert_uint_eq(pref(b, 0), 1);
+	ck_assert_double_eq_tol(b->out[1].fair, 1.0, 1e-9);
+	/* Using less than a core, it counts at what it uses. */
+	tvm_load(r, 0.3, 0);
+	tbed_run(b, 5);
+	ck_assert_double_eq_tol(b->out[1].counted, 0.3, 1e-9);
+	ck_assert_double_eq_tol(b->out[1].fair, 1.0, 1e-9);
+	tbed_free(b);
+
+	b = tbed_new(4, 2.6);
+	f = tbed_add(b, 4, 2, 100);
+	r = tbed_add(b, 4, 2, 100);
+	tvm_load(f, 2.0, 2.0);
+	tvm_load(r, 2.0, 2.0);
+	r->vm.steerable = false;
+	tbed_run(b, 5);
+	ck_assert_uint_eq(pref(b, 0), 2);
+	ck_assert_double_eq_tol(b->out[1].fair, 2.0, 1e-9);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Confinement censors demand.  A barrier-like guest keeps 80% of the
  * vCPUs it is given busy, whatever their number: held to 4 of 8 it shows
  * 3.2 CPUs, which is no room to grow back to all 8.  It settles and stays
@@ -1523,6 +1570,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_peak_kept);
 	tcase_add_test(tc, test_mode_off_fixed);
 	tcase_add_test(tc, test_nonfollower_share);
+	tcase_add_test(tc, test_nonfollower_floor);
 	tcase_add_test(tc, test_censored_no_flap);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
