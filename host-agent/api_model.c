@@ -141,7 +141,7 @@ api_fill(const struct host *h, struct api_snapshot *s, const char *only)
 	a->delay_cpus = hs->vm_delay_cpus;
 	a->run_s = tot->run_s;
 	a->delay_s = tot->delay_s;
-	a->proto_errors = tot->proto_errors;
+	a->proto_errors = host_proto_errors(h);
 	a->has_psi = hs->psi_some_avg10 >= 0;
 	a->psi_some_avg10 = a->has_psi ? hs->psi_some_avg10 : 0;
 	ev = host_decision(h, 0);

@@ -345,6 +345,18 @@ model_vm_errors(const struct vm *vm)
 	    vm->chan.err_rate + vm->chan.err_protocol;
 }
 
+/* The protocol violations of the VMs tracked now. */
+static uint64_t
+model_errors_now(const struct host *h)
+{
+	const struct vm	*vm;
+	uint64_t	 errs = 0;
+
+	TAILQ_FOREACH(vm, &h->vms, entry)
+		errs += model_vm_errors(vm);
+	return errs;
+}
+
 /*
  * Add the protocol violations since the last count to the total.  A drop
  * of the sum is a VM leaving, not errors going away.
@@ -352,11 +364,8 @@ model_vm_errors(const struct vm *vm)
 static void
 model_count_errors(struct host *h)
 {
-	const struct vm	*vm;
-	uint64_t	 errs = 0;
+	uint64_t	errs = model_errors_now(h);
 
-	TAILQ_FOREACH(vm, &h->vms, entry)
-		errs += model_vm_errors(vm);
 	if (errs > h->errors_seen)
 		h->totals.proto_errors += errs - h->errors_seen;
 	h->errors_seen = errs;
@@ -884,6 +893,15 @@ const struct host_totals *
 host_totals(const struct host *h)
 {
 	return &h->totals;
+}
+
+uint64_t
+host_proto_errors(const struct host *h)
+{
+	uint64_t	errs = model_errors_now(h);
+
+	return h->totals.proto_errors + (errs > h->errors_seen ?
+	    errs - h->errors_seen : 0);
 }
 
 unsigned int

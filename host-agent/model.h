@@ -392,6 +392,11 @@ struct host_totals {
 	uint64_t	 proto_errors;	/* protocol violations of agents */
 };
 const struct host_totals *host_totals(const struct host *);
+/*
+ * The protocol violations so far: the total plus what the VMs counted
+ * since the last period, so that it is never below a VM's own count.
+ */
+uint64_t	host_proto_errors(const struct host *);
 /* Summary of the last period's decision. */
 const struct policy_summary *host_summary(const struct host *);
 uint64_t	 host_periods(const struct host *);
