@@ -63,7 +63,6 @@ SKIP = 77
 PERIOD_MS = 1000
 LEASE_MS = 8000
 BOOT_TIMEOUT = 240
-A_VCPUS = 4         # e2e-cap's VM without an agent
 
 
 def log(msg):
@@ -626,8 +625,9 @@ def set_policy(vm, xml):
 def sc_cap(lab, hostd):
     # a: 4 busy vCPUs without an agent, so that its cap (one core's worth
     # here, the floor a follower keeps) holds less than it would take.
-    a = lab.start("a", workload="burn", threads=4, agent="none",
-                  vcpus=A_VCPUS)
+    a_vcpus = 4
+    a = lab.start("a", workload="burn", threads=a_vcpus, agent="none",
+                  vcpus=a_vcpus)
     b = lab.start("b", workload="burn", threads=2)
     booted(a)
     booted(b)
@@ -653,10 +653,10 @@ def sc_cap(lab, hostd):
           % d["decision"]["reason"])
     check(si["vcpu_quota"] == d["cap"]["vcpu_quota"],
           "virsh schedinfo shows the daemon's vcpu_quota")
-    want = round(cap / A_VCPUS * si["vcpu_period"])
+    want = round(cap / a_vcpus * si["vcpu_period"])
     check(abs(si["vcpu_quota"] - want) <= 1,
           "vcpu_quota %d is the cap over %d vCPUs (%d)"
-          % (si["vcpu_quota"], A_VCPUS, want))
+          % (si["vcpu_quota"], a_vcpus, want))
     check("cap: %.2f CPUs" % cap in run_ctl(hostd, "explain", a.name),
           "prefcpuctl explain shows the cap")
     # The cap holds its vCPUs' run time (not re-set every period).
@@ -664,14 +664,14 @@ def sc_cap(lab, hostd):
     per, _ = sample([a, b], 8)
     show(per, _, "capped")
     run = sum(r for r, _ in per[a.name].values())
-    limit = si["vcpu_quota"] * A_VCPUS / si["vcpu_period"]
+    limit = si["vcpu_quota"] * a_vcpus / si["vcpu_period"]
     figure("capped VM ran %.2f CPUs over 8 s under a cap of %.2f CPUs; "
            "the following VM %.2f CPUs" % (
                run, limit, sum(r for r, _ in per[b.name].values())))
     # A share is never below one core (a follower's floor): 1.0 CPU here.
     check(cap >= 0.99, "the cap is at least one core (%.2f CPUs)" % cap)
-    check(limit < A_VCPUS * 0.95, "the cap (%.2f CPUs) holds less than "
-          "the VM's %d vCPUs" % (limit, A_VCPUS))
+    check(limit < a_vcpus * 0.95, "the cap (%.2f CPUs) holds less than "
+          "the VM's %d vCPUs" % (limit, a_vcpus))
     check(run <= limit * 1.05 + 0.02, "the capped VM's run time is "
           "held to its cap (%.2f <= %.2f CPUs)" % (run, limit))
     sets = len(re.findall(r"domain %s: does not follow; vCPUs capped"
