@@ -64,7 +64,7 @@
  *   more than cooperating (policy v2; v1 counted them at their demand,
  *   which handed them the cooperators' share).
  * - Confinement censors demand: a VM held to k vCPUs shows at most k.  A
- *   confined VM keeping 75% of its preferred vCPUs busy counts as
+ *   confined VM keeping 80% of its preferred vCPUs busy counts as
  *   saturated (it claims everything), unless its guest reports no more
  *   runnable tasks than preferred vCPUs, or it grew from this very size
  *   and demand within the last minute without showing more demand.
@@ -73,8 +73,11 @@
  *   (4 CPUs -> 5 vCPUs), not 4 vCPUs and idle pCPUs.
  * - A saturated VM whose growth the dead band holds grows all the same
  *   into room the others leave as they stand (work conservation), if
- *   the whole growth fits: a held shrink needs room for half of it, so
- *   the others' demand moving a little does not move it back and forth.
+ *   the whole growth fits (a held shrink needs room for half of it), but
+ *   not back to a size it was shrunk from within a minute of growing
+ *   into room to it, for a minute: room that comes and goes with the
+ *   others' phases does not move it back and forth (phases: 5 changes
+ *   per minute without this rule).  Growth by share is never held.
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -104,6 +107,17 @@
  */
 #define POLICY_CAP_FLOOR	0.1
 #define POLICY_BUSY		0.75
+/*
+ * A confined VM keeping this much of its preferred vCPUs busy (run +
+ * delay) counts as saturated: its demand may be more than it can show.
+ * Measured on bench/scenarios with the rest of the policy as it is: at
+ * 0.75 a guest that keeps a confined set 75-80% busy claims all its
+ * vCPUs, grows and is shrunk back (phases: 5 changes/min, never
+ * settled, 0.965x no steering); at 0.85 a barrier guest keeping 82% of
+ * a confined set busy goes unseen and flaps (barrier-2x: 120
+ * changes/min); at 0.8 neither (0 changes/min, 0.985x and 0.996x).
+ */
+#define POLICY_CENSOR		0.8
 #define POLICY_UTIL_MIN		0.5
 /* CPUs of demand a growth must bring to count as a gain. */
 #define POLICY_GAIN		0.5
@@ -164,6 +178,8 @@ struct pvm {
 	bool		censored;	/* saturated only as a confined busy VM */
 	bool		nogain;		/* its last growth brought no demand */
 	unsigned int	db_grow;	/* saturated, growth held: its target */
+	bool		regrow_held;	/* room may not grow it: see settle */
+	bool		room_grown;	/* grown into room: see settle */
 	enum policy_reason reason;
 };
 
@@ -557,13 +573,13 @@ policy_saturation(const struct policy_vm *vm, struct pvm *p, double sample,
 
 	/*
 	 * A VM held to fewer vCPUs than it has cannot show more demand than
-	 * it has vCPUs: when it keeps most of them busy (run + delay), its
-	 * demand is censored and it counts as saturated.
+	 * it has vCPUs: when it keeps POLICY_CENSOR of them busy (run +
+	 * delay), its demand is censored and it counts as saturated.
 	 */
 	p->saturated = vm->run_cpus >=
 	    p->sat_level * p->cur_vcpus - POLICY_EPS;
 	if (!p->saturated && p->cur_vcpus < p->nonline && !vm->unmeasured &&
-	    sample >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS)
+	    sample >= POLICY_CENSOR * p->cur_vcpus - POLICY_EPS)
 		p->saturated = p->censored = true;
 	/*
 	 * Held to fewer vCPUs than it has, a saturated VM may have more
@@ -1466,6 +1482,13 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		snprintf(s, len, "fair share %.2f CPUs (%.2f cores) within "
 		    "dead band %.2f of %u cores: hold", p->share,
 		    policy_share_cores(p), cfg->dead_band, p->cur_k);
+		off = strlen(s);
+		if (p->regrow_held && off < len)
+			snprintf(s + off, len - off, "; not grown into room "
+			    "to %u cores: shrunk from %u %llu s ago, soon "
+			    "after growing to them", p->db_grow,
+			    vm->state->regrow_k, (unsigned long long)
+			    (host->now_ms - vm->state->regrow_ms) / 1000);
 		break;
 	case POLICY_R_HOLD_DWELL:
 		snprintf(s, len, "shrink to fair share %.2f CPUs deferred: "
@@ -1561,6 +1584,22 @@ policy_count_cores(const struct policy_vm *vm, const struct pvm *p,
 }
 
 /*
+ * Whether room must not grow a VM to k cores: it grew into room, was shrunk
+ * from regrow_k cores (k or fewer) within POLICY_NOGAIN_MS of that growth,
+ * and the shrink was less than POLICY_NOGAIN_MS ago.  Room that comes and goes with the
+ * others' barrier phases would otherwise grow and shrink it every few
+ * periods; growth by share (beyond the dead band) is not held.
+ */
+static bool
+policy_regrow_held(const struct policy_state *st, unsigned int k,
+    uint64_t now_ms)
+{
+	return st->regrow_k != 0 && k >= st->regrow_k &&
+	    now_ms >= st->regrow_ms && now_ms - st->regrow_ms <
+	    POLICY_NOGAIN_MS;
+}
+
+/*
  * Phase "damp" of one domain: count its contention, hold the moves that
  * damping defers, settle the dead band against the capacity, and name
  * the reasons.
@@ -1617,7 +1656,8 @@ policy_settle(struct pwork *w, struct pdom *d)
 	 * holding it would leave that room idle.  Room for all of the
 	 * growth, where a held shrink needs room for half of it: the
 	 * others' demand moving a little must not move it back and
-	 * forth.
+	 * forth.  Not back to a size it was just shrunk from after
+	 * growing to it (policy_regrow_held): that growth did not last.
 	 */
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[di[j]];
@@ -1625,11 +1665,17 @@ policy_settle(struct pwork *w, struct pdom *d)
 
 		if (p->kind != PVM_AUTO || p->db_grow == 0)
 			continue;
+		if (policy_regrow_held(vms[di[j]].state, p->db_grow,
+		    host->now_ms)) {
+			p->regrow_held = true;
+			continue;
+		}
 		extra = policy_cost(p, p->db_grow) -
 		    policy_cost(p, p->k);
 		if (total + extra <= d->free + POLICY_EPS) {
 			p->k = p->db_grow;
 			p->reason = POLICY_R_GROW;
+			p->room_grown = true;
 			total += extra;
 		}
 	}
@@ -1795,6 +1841,14 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 			st->nogain_ms = host->now_ms;
 		}
 		st->grown_vcpus = 0;
+		if (out[i].changed && out[i].cores < st->cores &&
+		    st->grow_ms != 0 && host->now_ms >= st->grow_ms &&
+		    host->now_ms - st->grow_ms < POLICY_NOGAIN_MS) {
+			st->regrow_k = st->cores;
+			st->regrow_ms = host->now_ms;
+		}
+		if (out[i].changed && pv[i].room_grown)
+			st->grow_ms = host->now_ms;
 		if (out[i].changed) {
 			st->changes++;
 			st->last_change_ms = host->now_ms;

@@ -67,6 +67,14 @@ struct policy_state {
 	/* The most it used in the window that began at peak_ms. */
 	double		peak;
 	uint64_t	peak_ms;
+	/* When it was last grown into room the others left: 0 never. */
+	uint64_t	grow_ms;
+	/*
+	 * Shrunk from regrow_k cores within a minute of such a growth, at
+	 * regrow_ms: room does not grow it back to regrow_k for a minute.
+	 */
+	unsigned int	regrow_k;
+	uint64_t	regrow_ms;
 };
 
 void	policy_state_init(struct policy_state *);

@@ -1542,6 +1542,96 @@ START_TEST(test_offline)
 }
 END_TEST
 
+/*
+ * The censoring threshold: held to 4 of its 8 vCPUs, a VM keeping 3.1 of
+ * them busy (78%) is not short and claims what it uses; keeping 3.2 (80%)
+ * busy it may have more work than vCPUs and claims all 8, at the 80% of
+ * them it keeps busy (6.4 CPUs).
+ */
+START_TEST(test_censor_threshold)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 4.0, 4.0);
+	tbed_run(b, 10);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	tvm_load(c, 3.1, 0);
+	tbed_step(b);
+	ck_assert_msg(!b->out[1].saturated, "%s", b->out[1].why);
+	ck_assert_double_lt(b->out[1].claim, 4.0);
+	ck_assert_uint_eq(pref(b, 1), 4);
+	tvm_load(c, 3.2, 0);
+	tbed_step(b);
+	ck_assert_msg(b->out[1].saturated, "%s", b->out[1].why);
+	ck_assert_double_eq_tol(b->out[1].claim, 6.4, 1e-9);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * Room that comes and goes does not move a VM back and forth.  Two
+ * barrier guests keep 80% of the vCPUs they are given busy; their
+ * neighbour bursts between 2 and 4 CPUs every 3 s, on 8 pCPUs.  A
+ * barrier guest grown into the room of a quiet phase and shrunk back
+ * when the burst comes is not grown into room to that size again for a
+ * minute, and says so (without that rule one of them changed its set 20
+ * times a minute).  Growth by share still happens at once: when the
+ * neighbour stops, the barrier guests grow within a period.
+ */
+START_TEST(test_regrow_held)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	uint64_t	 ch[3] = { 0, 0, 0 };
+	unsigned int	 p, i;
+	bool		 said = false;
+
+	for (i = 0; i < 3; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 130; p++) {
+		double	tot = 0, want[3];
+
+		for (i = 0; i < 2; i++) {
+			want[i] = 0.8 * (p == 0 ? 8 : pref(b, i));
+			tot += want[i];
+		}
+		want[2] = (p / 3) % 2 ? 4.0 : 2.0;
+		if (p > 0 && want[2] > pref(b, 2))
+			want[2] = pref(b, 2);
+		tot += want[2];
+		for (i = 0; i < 3; i++) {
+			double	run = tot > 8 ? want[i] * 8 / tot : want[i];
+
+			tvm_load(b->v[i], run, want[i] - run);
+		}
+		tbed_step(b);
+		for (i = 0; i < 2; i++)
+			if (strstr(b->out[i].why, "not grown into room"))
+				said = true;
+		if (p == 69)
+			for (i = 0; i < 3; i++)
+				ch[i] = b->v[i]->st.changes;
+	}
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(b->v[i]->st.changes - ch[i] <= 1,
+		    "vm%u changed %ju times in a minute: %s", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]), b->out[i].why);
+	ck_assert(said);
+	/* The neighbour stops: the others grow by share at once. */
+	tvm_load(b->v[2], 0.05, 0);
+	for (i = 0; i < 2; i++)
+		tvm_load(b->v[i], 0.8 * pref(b, i), 0);
+	tbed_step(b);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(b->out[i].reason == POLICY_R_GROW ||
+		    b->out[i].reason == POLICY_R_NO_CONTENTION, "vm%u: %s", i,
+		    b->out[i].why);
+	tbed_free(b);
+}
+END_TEST
+
 static Suite *
 policy_suite(void)
 {
@@ -1572,6 +1662,8 @@ policy_suite(void)
 	tcase_add_test(tc, test_nonfollower_share);
 	tcase_add_test(tc, test_nonfollower_floor);
 	tcase_add_test(tc, test_censored_no_flap);
+	tcase_add_test(tc, test_censor_threshold);
+	tcase_add_test(tc, test_regrow_held);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
