@@ -75,9 +75,16 @@
  *   into room the others leave as they stand (work conservation), if
  *   the whole growth fits (a held shrink needs room for half of it), but
  *   not back to a size it was shrunk from within a minute of growing
- *   into room to it, for a minute: room that comes and goes with the
+ *   into room to it, for two minutes (doubled up to 8 each time that
+ *   growth fails again right after): room that comes and goes with the
  *   others' phases does not move it back and forth (phases: 5 changes
- *   per minute without this rule).  Growth by share is never held.
+ *   per minute without this rule), and each try costs two changes, so
+ *   tries two minutes apart keep it within one change a minute.  Growth
+ *   by share is never held.
+ * - The same holds a VM that is not short of vCPUs at its cores when its
+ *   domain has no contention (hold-regrow): no contention seen while it
+ *   is confined is censored, and releasing it to all its vCPUs brought
+ *   the contention back.
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -123,6 +130,13 @@
 #define POLICY_GAIN		0.5
 /* How long a growth that gained nothing is not tried again, ms. */
 #define POLICY_NOGAIN_MS	60000
+/*
+ * Hold of a growth into room that did not last (regrow_hold): two
+ * minutes, as a try costs two changes (grown, shrunk back), doubled up
+ * to eight each time it fails again right after its hold.
+ */
+#define POLICY_REGROW_MS	(2 * POLICY_NOGAIN_MS)
+#define POLICY_REGROW_MAX_MS	(4 * POLICY_REGROW_MS)
 /* How long a VM's peak demand is kept after it last reached it, ms. */
 #define POLICY_PEAK_MS		10000
 #define POLICY_NOCPU		UINT_MAX
@@ -246,6 +260,7 @@ static const char *const policy_reason_names[] = {
 	[POLICY_R_MODE_OFF] = "mode-off",
 	[POLICY_R_MODE_FIXED] = "mode-fixed",
 	[POLICY_R_UNMEASURED] = "unmeasured",
+	[POLICY_R_HOLD_REGROW] = "hold-regrow",
 };
 
 const char *
@@ -1447,6 +1462,16 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    "-> all %u vCPUs", d->claims, d->capacity, d->rounded ?
 		    ", within half a core" : "", o->vcpus);
 		break;
+	case POLICY_R_HOLD_REGROW:
+		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs, "
+		    "but not grown to all %u vCPUs: shrunk from %u cores "
+		    "%llu s ago, soon after growing to them (held %llu s) "
+		    "-> %u vCPUs kept", d->claims, d->capacity,
+		    p->cum[p->hi_k], vm->state->regrow_k, (unsigned long long)
+		    (host->now_ms - vm->state->regrow_ms) / 1000,
+		    (unsigned long long)vm->state->regrow_hold / 1000,
+		    o->vcpus);
+		break;
 	case POLICY_R_MAX_CORES:
 		if (!d->contended)
 			snprintf(s, len, "no contention, capped at max-cores "
@@ -1486,9 +1511,10 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		if (p->regrow_held && off < len)
 			snprintf(s + off, len - off, "; not grown into room "
 			    "to %u cores: shrunk from %u %llu s ago, soon "
-			    "after growing to them", p->db_grow,
+			    "after growing to them (held %llu s)", p->db_grow,
 			    vm->state->regrow_k, (unsigned long long)
-			    (host->now_ms - vm->state->regrow_ms) / 1000);
+			    (host->now_ms - vm->state->regrow_ms) / 1000,
+			    (unsigned long long)vm->state->regrow_hold / 1000);
 		break;
 	case POLICY_R_HOLD_DWELL:
 		snprintf(s, len, "shrink to fair share %.2f CPUs deferred: "
@@ -1586,9 +1612,13 @@ policy_count_cores(const struct policy_vm *vm, const struct pvm *p,
 /*
  * Whether room must not grow a VM to k cores: it grew into room, was shrunk
  * from regrow_k cores (k or fewer) within POLICY_NOGAIN_MS of that growth,
- * and the shrink was less than POLICY_NOGAIN_MS ago.  Room that comes and goes with the
- * others' barrier phases would otherwise grow and shrink it every few
- * periods; growth by share (beyond the dead band) is not held.
+ * and the shrink was less than regrow_hold ago: POLICY_REGROW_MS,
+ * doubled up to POLICY_REGROW_MAX_MS each time the growth after the hold
+ * fails again.  Room that comes and goes with the others' barrier phases
+ * or bursts would otherwise grow and shrink it every few periods (and
+ * twice a minute with a fixed one-minute hold); growth by share (beyond
+ * the dead band) is not held, nor is a VM that is short of vCPUs
+ * released by no contention.
  */
 static bool
 policy_regrow_held(const struct policy_state *st, unsigned int k,
@@ -1596,7 +1626,36 @@ policy_regrow_held(const struct policy_state *st, unsigned int k,
 {
 	return st->regrow_k != 0 && k >= st->regrow_k &&
 	    now_ms >= st->regrow_ms && now_ms - st->regrow_ms <
-	    POLICY_NOGAIN_MS;
+	    st->regrow_hold;
+}
+
+/*
+ * A steered VM of a domain without contention gets all its cores (k),
+ * grown into room the others leave.  Not if that growth did not last
+ * (policy_regrow_held) and it is not short now: it keeps its cores, or
+ * the cores of its claim and headroom if more.  "No contention" seen
+ * while it is confined is censored (a barrier guest held to 5 of 8
+ * vCPUs keeps 74% of them busy, too few to count as short, and shows
+ * the demand of 5); released to all, it shows its demand at 8 and
+ * contention again.  With a neighbour whose demand bursts every 3 s,
+ * three such guests went 8 -> 4 -> 5 -> 8 every 6 s (42 changes/min).
+ */
+static void
+policy_release(struct pvm *p, const struct policy_state *st,
+    uint64_t now_ms)
+{
+	if (p->k <= p->cur_k)
+		return;
+	if (p->saturated || !policy_regrow_held(st, p->k, now_ms)) {
+		p->room_grown = true;
+		return;
+	}
+	p->k = p->want_k > p->cur_k ? p->want_k : p->cur_k;
+	if (p->k >= st->regrow_k)
+		p->k = st->regrow_k - 1 > p->cur_k ? st->regrow_k - 1 :
+		    p->cur_k;
+	p->regrow_held = true;
+	p->reason = POLICY_R_HOLD_REGROW;
 }
 
 /*
@@ -1628,6 +1687,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 			p->reason = p->k < p->nusable ?
 			    POLICY_R_MAX_CORES :
 			    POLICY_R_NO_CONTENTION;
+			policy_release(p, st, host->now_ms);
 			continue;
 		}
 		policy_damp(cfg, &vms[di[j]], host, p);
@@ -1844,6 +1904,19 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		if (out[i].changed && out[i].cores < st->cores &&
 		    st->grow_ms != 0 && host->now_ms >= st->grow_ms &&
 		    host->now_ms - st->grow_ms < POLICY_NOGAIN_MS) {
+			/*
+			 * Again within a minute after its hold ran out:
+			 * the room comes and goes for good, hold twice as
+			 * long (up to POLICY_REGROW_MAX_MS).
+			 */
+			if (st->regrow_k != 0 && host->now_ms >=
+			    st->regrow_ms && host->now_ms - st->regrow_ms <
+			    st->regrow_hold + POLICY_NOGAIN_MS)
+				st->regrow_hold = 2 * st->regrow_hold <
+				    POLICY_REGROW_MAX_MS ? 2 *
+				    st->regrow_hold : POLICY_REGROW_MAX_MS;
+			else
+				st->regrow_hold = POLICY_REGROW_MS;
 			st->regrow_k = st->cores;
 			st->regrow_ms = host->now_ms;
 		}

@@ -35,7 +35,10 @@ struct policy_config {
 	double		saturation;	/* usage/preferred at or above: saturated */
 };
 
-/* Defaults: alpha 1, headroom 0.5, dead band 1.0, dwell 3000 ms, shrink after 2. */
+/*
+ * Defaults: alpha 1, headroom 0.5, dead band 1.0, dwell 3000 ms, shrink
+ * after 2.
+ */
 void	policy_config_default(struct policy_config *);
 
 /*
@@ -71,10 +74,13 @@ struct policy_state {
 	uint64_t	grow_ms;
 	/*
 	 * Shrunk from regrow_k cores within a minute of such a growth, at
-	 * regrow_ms: room does not grow it back to regrow_k for a minute.
+	 * regrow_ms: room does not grow it back to regrow_k for regrow_hold
+	 * ms (two minutes, doubled up to eight each time it happens again
+	 * right after).
 	 */
 	unsigned int	regrow_k;
 	uint64_t	regrow_ms;
+	uint64_t	regrow_hold;
 };
 
 void	policy_state_init(struct policy_state *);
@@ -144,6 +150,8 @@ enum policy_reason {
 	POLICY_R_MODE_OFF,	/* policy mode off */
 	POLICY_R_MODE_FIXED,	/* policy mode fixed */
 	POLICY_R_UNMEASURED,	/* never sampled yet: keeps its vCPUs */
+	POLICY_R_HOLD_REGROW,	/* no contention, but its last growth did
+				   not last: keeps its cores */
 };
 
 const char *policy_reason_name(enum policy_reason);
