@@ -29,12 +29,16 @@
  *   domain does not flip to "no contention" on it.  Counting it (v2)
  *   left a pCPU idle where a VM flipped from 8 tasks to 1 and kept 2
  *   vCPUs for 1 (flip: 7.3% idle, 0.92x the oracle).
- * - The same way, a VM whose demand fell keeps the cores of its peak
- *   (at most the cores it has) for POLICY_PEAK_MS after its demand last
- *   reached it, uncounted: demand that changes every few seconds finds
- *   its vCPUs in place instead of growing a period late each time (flip:
- *   3.6% -> 0.2% idle, 0.96x -> 1.00x the oracle); a VM that stays low
- *   shrinks after those 10 s.
+ * - The same way, a VM whose demand falls again keeps the cores of its
+ *   peak (at most the cores it has) for POLICY_PEAK_MS after its demand
+ *   last reached it, uncounted: demand that changes every few seconds
+ *   finds its vCPUs in place instead of growing a period late each time
+ *   (flip: 3.6% -> 0.2% idle, 0.96x -> 1.00x the oracle).  Only a fall
+ *   that comes within POLICY_FALL_MS of the one before it, i.e. after
+ *   the demand came back: the first fall shrinks the VM at once (phases:
+ *   a VM whose demand fell for good kept its cores for those 10 s, so
+ *   sets settled 10 s after the change instead of 1; flip pays one
+ *   shrink-and-grow more, 1.00x -> 0.99x the oracle).
  * - The floors (one core, min-cores), counted as above, are lower bounds
  *   inside the water-fill, so the others share what the floors leave;
  *   only when the floors alone exceed the capacity is the domain over
@@ -139,6 +143,8 @@
 #define POLICY_REGROW_MAX_MS	(4 * POLICY_REGROW_MS)
 /* How long a VM's peak demand is kept after it last reached it, ms. */
 #define POLICY_PEAK_MS		10000
+/* A fall of demand keeps the peak within this of the last fall, ms. */
+#define POLICY_FALL_MS		(2 * POLICY_PEAK_MS)
 #define POLICY_NOCPU		UINT_MAX
 
 enum pvm_kind {
@@ -171,6 +177,9 @@ struct pvm {
 	double		demand;		/* EWMA, this period's sample included */
 	double		claim;		/* CPUs counted against the capacity */
 	bool		peak_new;	/* a new peak window starts */
+	bool		fall_new;	/* a fall now starts a new episode */
+	bool		peak_keep;	/* a fall keeps the peak's cores */
+	bool		fell;		/* the peak's cores exceed the claim's */
 	double		peak;		/* most used lately, see claims */
 	double		want;		/* claim with headroom, see claims */
 	double		entitle;	/* share had it claimed all: hint bound */
@@ -717,6 +726,16 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->peak = p->demand;
 		p->peak_new = true;
 	}
+	/*
+	 * A fall from the peak (see claims) begins a new episode when the
+	 * demand came back to a peak since the last one; the episode keeps
+	 * the peak's cores only if that last fall was lately: demand that
+	 * comes and goes, not demand that fell once.
+	 */
+	p->fall_new = st->fell_ms == 0 || st->fell_ms < st->peak_ms;
+	p->peak_keep = p->fall_new ? st->fell_ms != 0 &&
+	    now_ms >= st->fell_ms && now_ms - st->fell_ms <
+	    POLICY_FALL_MS : st->fell_keep;
 	p->sat_level = cfg->saturation;
 	policy_saturation(vm, p, sample, now_ms);
 
@@ -1210,17 +1229,21 @@ policy_claims(const struct policy_config *cfg, const struct policy_vm *vms,
 					p->claim = policy_use(p, i);
 			}
 			/*
-			 * A VM whose demand fell keeps the cores of its
-			 * peak, uncounted, for POLICY_PEAK_MS: demand that
-			 * changes every few seconds finds its vCPUs there.
-			 * Keeps, never adds: at most the cores it has.
+			 * A VM whose demand fell again keeps the cores of
+			 * its peak, uncounted, for POLICY_PEAK_MS: demand
+			 * that changes every few seconds finds its vCPUs
+			 * there (peak_keep, see prep).  Keeps, never adds:
+			 * at most the cores it has.
 			 */
 			p->want_k = policy_cores_for(p, p->claim);
 			i = policy_cores_for(p, p->peak);
 			if (i > p->cur_k)
 				i = p->cur_k;
-			if (!p->saturated && i > p->want_k)
-				p->want_k = i;
+			if (!p->saturated && i > p->want_k) {
+				p->fell = true;
+				if (p->peak_keep)
+					p->want_k = i;
+			}
 			if (p->want_k > p->hi_k)
 				p->want_k = p->hi_k;
 			p->max_capped = p->claim > all + POLICY_EPS &&
@@ -1894,6 +1917,10 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		st->peak = pv[i].peak;
 		if (pv[i].peak_new)
 			st->peak_ms = host->now_ms;
+		if (pv[i].fell && pv[i].fall_new) {
+			st->fell_ms = host->now_ms;
+			st->fell_keep = pv[i].peak_keep;
+		}
 		st->contended = pv[i].contended;
 		if (pv[i].nogain) {
 			st->nogain_vcpus = st->grown_vcpus;

@@ -70,6 +70,13 @@ struct policy_state {
 	/* The most it used in the window that began at peak_ms. */
 	double		peak;
 	uint64_t	peak_ms;
+	/*
+	 * fell_ms: when its demand last fell below the cores of its peak;
+	 * fell_keep: whether that fall keeps them, as demand that comes
+	 * and goes (policy.c: POLICY_FALL_MS).
+	 */
+	uint64_t	fell_ms;
+	bool		fell_keep;
 	/* When it was last grown into room the others left: 0 never. */
 	uint64_t	grow_ms;
 	/*

@@ -879,10 +879,13 @@ check_maxmin(const struct tbed *b, double R)
 }
 
 /*
- * A VM whose demand falls keeps the cores it used for 10 s (its peak),
- * uncounted: the busy VMs' shares count it at what it uses now.  Back to
- * its old demand within that time, it has its vCPUs at once; after it,
- * it shrinks to its demand and headroom.
+ * A VM whose demand falls for the first time shrinks at once to its
+ * demand and headroom.  Once its demand has come back and falls again
+ * within 20 s of that first fall, it keeps the cores it used for 10 s
+ * (its peak), uncounted: the busy VMs' shares count it at what it uses
+ * now, and back to its old demand within that time it has its vCPUs at
+ * once.  After the 10 s it shrinks; a fall long after the last one
+ * shrinks it at once again.
  */
 START_TEST(test_peak_kept)
 {
@@ -898,11 +901,24 @@ START_TEST(test_peak_kept)
 	for (i = 0; i < 4; i++)
 		ck_assert_uint_eq(pref(b, i), 4);
 
-	/* v[3] drops to one task: the others share what it leaves. */
+	/* v[3] drops to one task: down to 2 (1 + 0.5) at once. */
+	tvm_load(v[3], 1.0, 0);
+	tbed_step(b);
+	ck_assert_msg(pref(b, 3) == 2, "%s", b->out[3].why);
+	tbed_run(b, 2);
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(pref(b, i), 5);
+
+	/* Busy again: its share back within a period or two. */
+	tvm_load(v[3], 2.0, 6.0);
+	tbed_run(b, 4);
+	ck_assert_msg(pref(b, 3) == 4, "%s", b->out[3].why);
+
+	/* It drops again: its demand comes and goes, it keeps its 4. */
 	tvm_load(v[3], 1.0, 0);
 	for (p = 0; p < 5; p++) {
 		tbed_step(b);
-		ck_assert_uint_eq(pref(b, 3), 4);
+		ck_assert_msg(pref(b, 3) == 4, "%s", b->out[3].why);
 		ck_assert_double_eq_tol(b->out[3].counted, 1.0, 1e-9);
 	}
 	for (i = 0; i < 3; i++)
@@ -924,6 +940,14 @@ START_TEST(test_peak_kept)
 	tbed_run(b, 6);
 	ck_assert_uint_eq(pref(b, 3), 2);
 	ck_assert_double_eq_tol(b->out[3].counted, 1.0, 1e-9);
+
+	/* Busy for a minute, then a fall: a first fall again, at once. */
+	tvm_load(v[3], 4.0, 4.0);
+	tbed_run(b, 60);
+	ck_assert_uint_eq(pref(b, 3), 4);
+	tvm_load(v[3], 1.0, 0);
+	tbed_step(b);
+	ck_assert_msg(pref(b, 3) == 2, "%s", b->out[3].why);
 	tbed_free(b);
 }
 END_TEST
