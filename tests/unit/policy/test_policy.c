@@ -1598,6 +1598,37 @@ START_TEST(test_censor_threshold)
 END_TEST
 
 /*
+ * The first n VMs want these CPUs of the host's pCPUs: what does not fit
+ * runs that much less and waits instead, in proportion.
+ */
+static void
+tbed_contend(struct tbed *b, const double *want, unsigned int n)
+{
+	double		 tot = 0, cap = cpuset_count(&b->host.pcpus);
+	unsigned int	 i;
+
+	for (i = 0; i < n; i++)
+		tot += want[i];
+	for (i = 0; i < n; i++) {
+		double	run = tot > cap ? want[i] * cap / tot : want[i];
+
+		tvm_load(b->v[i], run, want[i] - run);
+	}
+}
+
+/*
+ * What VM i bursting between lo and hi busy tasks every 3 periods can
+ * show in period p: at most its preferred vCPUs, once it has a set.
+ */
+static double
+burst(struct tbed *b, unsigned int i, unsigned int p, double lo, double hi)
+{
+	double	w = (p / 3) % 2 ? hi : lo;
+
+	return p > 0 && w > pref(b, i) ? pref(b, i) : w;
+}
+
+/*
  * Room that comes and goes does not move a VM back and forth.  Two
  * barrier guests keep 80% of the vCPUs they are given busy; their
  * neighbour bursts between 2 and 4 CPUs every 3 s, on 8 pCPUs.  A
@@ -1619,21 +1650,12 @@ START_TEST(test_regrow_held)
 	for (i = 0; i < 3; i++)
 		tbed_add(b, 8, 1, 100);
 	for (p = 0; p < 250; p++) {
-		double	tot = 0, want[3];
+		double	want[3];
 
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < 2; i++)
 			want[i] = 0.8 * (p == 0 ? 8 : pref(b, i));
-			tot += want[i];
-		}
-		want[2] = (p / 3) % 2 ? 4.0 : 2.0;
-		if (p > 0 && want[2] > pref(b, 2))
-			want[2] = pref(b, 2);
-		tot += want[2];
-		for (i = 0; i < 3; i++) {
-			double	run = tot > 8 ? want[i] * 8 / tot : want[i];
-
-			tvm_load(b->v[i], run, want[i] - run);
-		}
+		want[2] = burst(b, 2, p, 2.0, 4.0);
+		tbed_contend(b, want, 3);
 		tbed_step(b);
 		for (i = 0; i < 2; i++)
 			if (strstr(b->out[i].why, "not grown into room"))
@@ -1691,21 +1713,12 @@ START_TEST(test_regrow_release)
 	for (i = 0; i < 4; i++)
 		tbed_add(b, 8, 1, 100);
 	for (p = 0; p < 320; p++) {
-		double	tot = 0, want[4];
+		double	want[4];
 
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 3; i++)
 			want[i] = barrier_busy(p == 0 ? 8 : pref(b, i));
-			tot += want[i];
-		}
-		want[3] = (p / 3) % 2 ? 6.0 : 2.0;
-		if (p > 0 && want[3] > pref(b, 3))
-			want[3] = pref(b, 3);
-		tot += want[3];
-		for (i = 0; i < 4; i++) {
-			double	run = tot > 16 ? want[i] * 16 / tot : want[i];
-
-			tvm_load(b->v[i], run, want[i] - run);
-		}
+		want[3] = burst(b, 3, p, 2.0, 6.0);
+		tbed_contend(b, want, 4);
 		tbed_step(b);
 		for (i = 0; i < 3; i++)
 			if (b->out[i].reason == POLICY_R_HOLD_REGROW &&
