@@ -7,8 +7,9 @@ What a user would check, asserted:
 - the daemon's resident memory (peak, VmHWM) stays under RSS_BOUND_MB;
 - every period still runs: the period counter moves on at the period's
   pace while the clients hold on (at least 90% of the periods due);
-- the unix socket keeps answering, and connections over the limit get a
-  503, not a hang;
+- the unix socket keeps answering, the daemon never holds more TCP
+  connections than max-connections (one more while it refuses one), and
+  connections over the limit get a 503, not a hang;
 - slowloris connections are closed at the request deadline (timeout),
   slow readers at the answer deadline (answer-timeout);
 - a foreign Host header gets 403 over TCP; loopback names, the listen
@@ -62,6 +63,31 @@ def closed(s):
         return False
     except OSError:
         return True
+
+
+def tcp_held(pid):
+    """TCP connections pid holds open (its sockets in /proc/net/tcp{,6}
+    that are not listening)."""
+    inodes = set()
+    for fd in os.listdir('/proc/%d/fd' % pid):
+        try:
+            link = os.readlink('/proc/%d/fd/%s' % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith('socket:['):
+            inodes.add(link[len('socket:['):-1])
+    n = 0
+    for path in ('/proc/net/tcp', '/proc/net/tcp6'):
+        try:
+            with open(path) as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            v = row.split()
+            if v[3] != '0A' and v[9] in inodes:
+                n += 1
+    return n
 
 
 def got_503(s):
@@ -130,8 +156,10 @@ def main():
         # The unix socket answers while TCP is full.
         lat = []
         seen_503 = 0
+        held = [tcp_held(pid)]
         deadline = time.monotonic() + TIMEOUT_S + 3
         while time.monotonic() < deadline:
+            held.append(tcp_held(pid))
             a = time.monotonic()
             st, _, _ = d.unix('GET', '/api/v1/host')
             lat.append(time.monotonic() - a)
@@ -168,8 +196,16 @@ def main():
               'idle ones answered 503: %d, closed at the deadline: %d' % (
                   len(idle), SLOW_READERS, SLOWLORIS, seen_503, dropped))
         t.eq(seen_503 + dropped, len(idle), 'every idle connection ended')
-        t.check(seen_503 >= len(idle) - MAX_CONNS, 'connections over '
-                'max-connections get 503 (%d)' % seen_503)
+        # A place freed at a deadline goes to a connection still waiting
+        # to be accepted, so more than MAX_CONNS idle ones may get a place
+        # over the whole flood (a loaded machine accepts slowly); never
+        # more than MAX_CONNS at once.
+        print('TCP connections the daemon held, sampled every 0.5 s: '
+              'at most %d, limit %d' % (max(held), MAX_CONNS))
+        t.check(max(held) <= MAX_CONNS + 1, 'at most max-connections TCP '
+                'connections held at once (%d)' % max(held))
+        t.check(seen_503 >= len(idle) // 2, 'connections over '
+                'max-connections get 503 (%d of %d)' % (seen_503, len(idle)))
         elapsed = time.monotonic() - t0
         seq1 = d.get('/api/v1/host')['period_seq']
         due = elapsed * 1000 / PERIOD_MS
