@@ -179,7 +179,7 @@ struct pvm {
 	bool		peak_new;	/* a new peak window starts */
 	bool		fall_new;	/* a fall now starts a new episode */
 	bool		peak_keep;	/* a fall keeps the peak's cores */
-	bool		fell;		/* the peak's cores exceed the claim's */
+	bool		fell;		/* peak's cores above the claim's */
 	double		peak;		/* most used lately, see claims */
 	double		want;		/* claim with headroom, see claims */
 	double		entitle;	/* share had it claimed all: hint bound */
@@ -570,6 +570,13 @@ policy_order_cores(const struct policy_vm *vm, unsigned int *usable,
 		}
 }
 
+/* Whether t_ms is less than span_ms before now_ms (and not after it). */
+static bool
+policy_lately(uint64_t now_ms, uint64_t t_ms, uint64_t span_ms)
+{
+	return now_ms >= t_ms && now_ms - t_ms < span_ms;
+}
+
 /*
  * Whether a VM at vcpus preferred vCPUs with this demand was grown from
  * there before and showed no more demand for it, not long ago.
@@ -580,8 +587,7 @@ policy_nogain(const struct policy_state *st, unsigned int vcpus,
 {
 	return st->init && st->nogain_vcpus == vcpus &&
 	    sample <= st->nogain_demand + POLICY_GAIN &&
-	    now_ms >= st->nogain_ms && now_ms - st->nogain_ms <
-	    POLICY_NOGAIN_MS;
+	    policy_lately(now_ms, st->nogain_ms, POLICY_NOGAIN_MS);
 }
 
 /*
@@ -720,7 +726,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	 * demand last reached it.
 	 */
 	if (known && p->demand < st->peak - POLICY_EPS &&
-	    now_ms >= st->peak_ms && now_ms - st->peak_ms < POLICY_PEAK_MS)
+	    policy_lately(now_ms, st->peak_ms, POLICY_PEAK_MS))
 		p->peak = st->peak;
 	else {
 		p->peak = p->demand;
@@ -734,8 +740,8 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	 */
 	p->fall_new = st->fell_ms == 0 || st->fell_ms < st->peak_ms;
 	p->peak_keep = p->fall_new ? st->fell_ms != 0 &&
-	    now_ms >= st->fell_ms && now_ms - st->fell_ms <
-	    POLICY_FALL_MS : st->fell_keep;
+	    policy_lately(now_ms, st->fell_ms, POLICY_FALL_MS) :
+	    st->fell_keep;
 	p->sat_level = cfg->saturation;
 	policy_saturation(vm, p, sample, now_ms);
 
@@ -1430,8 +1436,8 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->k = p->cur_k;
 		return;
 	}
-	if (st->changes != 0 && host->now_ms >= st->last_change_ms &&
-	    host->now_ms - st->last_change_ms < cfg->dwell_ms) {
+	if (st->changes != 0 &&
+	    policy_lately(host->now_ms, st->last_change_ms, cfg->dwell_ms)) {
 		p->reason = POLICY_R_HOLD_DWELL;
 		p->k = p->cur_k;
 		return;
@@ -1648,8 +1654,7 @@ policy_regrow_held(const struct policy_state *st, unsigned int k,
     uint64_t now_ms)
 {
 	return st->regrow_k != 0 && k >= st->regrow_k &&
-	    now_ms >= st->regrow_ms && now_ms - st->regrow_ms <
-	    st->regrow_hold;
+	    policy_lately(now_ms, st->regrow_ms, st->regrow_hold);
 }
 
 /*
@@ -1929,16 +1934,15 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		}
 		st->grown_vcpus = 0;
 		if (out[i].changed && out[i].cores < st->cores &&
-		    st->grow_ms != 0 && host->now_ms >= st->grow_ms &&
-		    host->now_ms - st->grow_ms < POLICY_NOGAIN_MS) {
+		    st->grow_ms != 0 && policy_lately(host->now_ms,
+		    st->grow_ms, POLICY_NOGAIN_MS)) {
 			/*
 			 * Again within a minute after its hold ran out:
 			 * the room comes and goes for good, hold twice as
 			 * long (up to POLICY_REGROW_MAX_MS).
 			 */
-			if (st->regrow_k != 0 && host->now_ms >=
-			    st->regrow_ms && host->now_ms - st->regrow_ms <
-			    st->regrow_hold + POLICY_NOGAIN_MS)
+			if (st->regrow_k != 0 && policy_lately(host->now_ms,
+			    st->regrow_ms, st->regrow_hold + POLICY_NOGAIN_MS))
 				st->regrow_hold = 2 * st->regrow_hold <
 				    POLICY_REGROW_MAX_MS ? 2 *
 				    st->regrow_hold : POLICY_REGROW_MAX_MS;
