@@ -1493,9 +1493,10 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		break;
 	case POLICY_R_HOLD_REGROW:
 		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs, "
-		    "but not grown to all %u vCPUs: shrunk from %u cores "
+		    "but not grown to %s %u vCPUs: shrunk from %u cores "
 		    "%llu s ago, soon after growing to them (held %llu s) "
 		    "-> %u vCPUs kept", d->claims, d->capacity,
+		    p->hi_k < p->nusable ? "max-cores'" : "all",
 		    p->cum[p->hi_k], vm->state->regrow_k, (unsigned long long)
 		    (host->now_ms - vm->state->regrow_ms) / 1000,
 		    (unsigned long long)vm->state->regrow_hold / 1000,
