@@ -94,15 +94,22 @@ struct http_cache {
 	struct http_body *body;
 };
 
+static void	http_metrics_conns(const struct http_server *,
+		    struct evbuffer *);
+
 static const struct {
 	char		*(*render)(const struct api_snapshot *, size_t *);
 	const char	*type;
 	const char	*only;	/* api_fill(): "" no VM, NULL all */
+	/* Appended to every answer, never cached: counts of this moment. */
+	void		(*live)(const struct http_server *, struct evbuffer *);
 } http_views[HTTP_NVIEWS] = {
-	[HTTP_V_HOST] = { api_json_host, "application/json", "" },
-	[HTTP_V_DOMAINS] = { api_json_domains, "application/json", NULL },
+	[HTTP_V_HOST] = { api_json_host, "application/json", "", NULL },
+	[HTTP_V_DOMAINS] = { api_json_domains, "application/json", NULL,
+	    NULL },
 	[HTTP_V_METRICS] = { api_metrics,
-	    "text/plain; version=0.0.4; charset=utf-8", NULL },
+	    "text/plain; version=0.0.4; charset=utf-8", NULL,
+	    http_metrics_conns },
 };
 
 struct http_server {
@@ -279,6 +286,7 @@ http_view(struct http_ctx *c, enum http_view v)
 	uint64_t		 seq = host_periods(srv->host);
 	uint64_t		 gen = host_vm_gen(srv->host);
 	struct evkeyvalq	*h;
+	struct evbuffer		*out = evhttp_request_get_output_buffer(c->req);
 
 	/* A VM that came or went shows at once, not at the next period. */
 	if (k->body == NULL || k->seq != seq || k->gen != gen) {
@@ -297,13 +305,63 @@ http_view(struct http_ctx *c, enum http_view v)
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
 	/* Not a copy: the body lives while any client still reads it. */
 	k->body->refs++;
-	if (evbuffer_add_reference(evhttp_request_get_output_buffer(c->req),
-	    k->body->text, k->body->len, http_body_unref_cb, k->body) != 0) {
+	if (evbuffer_add_reference(out, k->body->text, k->body->len,
+	    http_body_unref_cb, k->body) != 0) {
 		http_body_unref(k->body);
 		http_error(c, 500, "out of memory");
 		return;
 	}
+	if (http_views[v].live != NULL)
+		http_views[v].live(srv, out);
 	evhttp_send_reply(c->req, 200, NULL, NULL);
+}
+
+/*
+ * The listeners' connections, as Prometheus metrics labelled listener:
+ * what max-connections bounds, at the moment of the request.
+ */
+static void
+http_metrics_conns(const struct http_server *srv, struct evbuffer *out)
+{
+	static const struct {
+		const char	*name, *type, *help;
+	} m[] = {
+		{ "prefcpu_http_connections", "gauge",
+		    "HTTP connections open and served (at most"
+		    " max-connections)." },
+		{ "prefcpu_http_connections_accepted_total", "counter",
+		    "HTTP connections accepted, refused ones included." },
+		{ "prefcpu_http_connections_refused_total", "counter",
+		    "HTTP connections answered 503 because max-connections"
+		    " were open." },
+		{ "prefcpu_http_connections_expired_total", "counter",
+		    "HTTP connections dropped at the request deadline"
+		    " (timeout) or the answer deadline (answer-timeout)." },
+	};
+	const struct http_listener	*lst[] = { &srv->tcp, &srv->unix_ };
+	struct http_conns_stats		 st;
+	unsigned long long		 v[nitems(lst)][nitems(m)];
+	size_t				 i, j;
+
+	for (j = 0; j < nitems(lst); j++) {
+		if (lst[j]->conns == NULL)
+			continue;
+		http_conns_stats(lst[j]->conns, &st);
+		v[j][0] = st.serving;
+		v[j][1] = st.accepted;
+		v[j][2] = st.refused;
+		v[j][3] = st.expired;
+	}
+	for (i = 0; i < nitems(m); i++) {
+		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n",
+		    m[i].name, m[i].help, m[i].name, m[i].type);
+		for (j = 0; j < nitems(lst); j++) {
+			if (lst[j]->conns != NULL)
+				evbuffer_add_printf(out,
+				    "%s{listener=\"%s\"} %llu\n",
+				    m[i].name, lst[j]->kind, v[j][i]);
+		}
+	}
 }
 
 static const struct http_asset *

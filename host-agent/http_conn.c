@@ -41,7 +41,8 @@ struct http_conns {
 	struct http_conns_conf		 conf;
 	LIST_HEAD(, http_conn)		 conns;
 	unsigned int			 open;
-	unsigned long long		 refused, expired;
+	unsigned int			 serving;	/* open, not refuse */
+	unsigned long long		 accepted, refused, expired;
 	unsigned long long		 refused_logged;
 	uint64_t			 log_ms;
 };
@@ -83,6 +84,8 @@ http_conn_free(struct http_conn *c)
 	http_conn_stream_end(c);
 	LIST_REMOVE(c, entry);
 	c->cs->open--;
+	if (!c->refuse)
+		c->cs->serving--;
 	event_free(c->deadline);
 	event_free(c->adopt);
 	free(c);
@@ -204,10 +207,12 @@ http_conn_bev(struct event_base *base, void *arg)
 		fatalx("event_new failed");
 	LIST_INSERT_HEAD(&cs->conns, c, entry);
 	cs->open++;
+	cs->accepted++;
 	if (cs->open > cs->conf.max) {
 		c->refuse = true;
 		cs->refused++;
-	}
+	} else
+		cs->serving++;
 	event_active(c->adopt, EV_TIMEOUT, 0);
 	return bev;
 }
@@ -239,22 +244,13 @@ http_conns_free(struct http_conns *cs)
 	free(cs);
 }
 
-unsigned int
-http_conns_open(const struct http_conns *cs)
+void
+http_conns_stats(const struct http_conns *cs, struct http_conns_stats *st)
 {
-	return cs->open;
-}
-
-unsigned long long
-http_conns_refused(const struct http_conns *cs)
-{
-	return cs->refused;
-}
-
-unsigned long long
-http_conns_expired(const struct http_conns *cs)
-{
-	return cs->expired;
+	st->serving = cs->serving;
+	st->accepted = cs->accepted;
+	st->refused = cs->refused;
+	st->expired = cs->expired;
 }
 
 static struct http_conn *

@@ -36,10 +36,16 @@ struct http_conns *http_conns_new(struct event_base *, struct evhttp *,
 	    const struct http_conns_conf *);
 /* Call after evhttp_free() of its evhttp (which frees the connections). */
 void	http_conns_free(struct http_conns *);
-unsigned int http_conns_open(const struct http_conns *);
-/* Connections refused (503) and dropped at a deadline since start. */
-unsigned long long http_conns_refused(const struct http_conns *);
-unsigned long long http_conns_expired(const struct http_conns *);
+
+/* What a listener's connections did, for metrics. */
+struct http_conns_stats {
+	unsigned int		serving;	/* open and not refused */
+	unsigned long long	accepted;	/* since start, refused too */
+	unsigned long long	refused;	/* answered 503 (over max) */
+	unsigned long long	expired;	/* dropped at a deadline */
+};
+
+void	http_conns_stats(const struct http_conns *, struct http_conns_stats *);
 
 /*
  * A request of this listener was read whole: its connection's request

@@ -9,6 +9,10 @@ What a user would check, asserted:
   pace while the clients hold on (at least 90% of the periods due);
 - the unix socket keeps answering, and connections over the limit get a
   503, not a hang;
+- the daemon's own connection metrics, read over the unix socket during
+  the flood: it serves max-connections TCP connections at once, never
+  more, accepted every one the clients opened and refused exactly those
+  that saw a 503;
 - slowloris connections are closed at the request deadline (timeout),
   slow readers at the answer deadline (answer-timeout);
 - a foreign Host header gets 403 over TCP; loopback names, the listen
@@ -71,6 +75,20 @@ def got_503(s):
         return False
 
 
+def conn_metrics(d):
+    """{(metric, listener): value} of prefcpu_http_connections*."""
+    st, _, body = d.unix('GET', '/metrics')
+    if st != 200:
+        raise ValueError('/metrics over the unix socket: %d' % st)
+    out = {}
+    for line in body.decode().splitlines():
+        if line.startswith('prefcpu_http_connections'):
+            name, rest = line.split('{listener="', 1)
+            lst, val = rest.split('"} ')
+            out[(name, lst)] = float(val)
+    return out
+
+
 def main():
     t = F.Checker('test_harden')
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -106,6 +124,7 @@ def main():
             hist_mb, hdr.get('Transfer-Encoding', 'not chunked')))
         rss0 = status_kb(pid, 'VmRSS')
         seq0 = d.get('/api/v1/host')['period_seq']
+        m0 = conn_metrics(d)
         t0 = time.monotonic()
 
         # --- 40 slow readers, 1000 idle, slowloris ------------------------
@@ -129,6 +148,7 @@ def main():
                 break
         # The unix socket answers while TCP is full.
         lat = []
+        served = []
         seen_503 = 0
         deadline = time.monotonic() + TIMEOUT_S + 3
         while time.monotonic() < deadline:
@@ -136,6 +156,8 @@ def main():
             st, _, _ = d.unix('GET', '/api/v1/host')
             lat.append(time.monotonic() - a)
             t.check(st == 200, 'unix socket answers during the flood')
+            served.append(conn_metrics(d)[('prefcpu_http_connections',
+                                           'tcp')])
             for s in loris:
                 try:
                     s.send(b'X')
@@ -168,14 +190,34 @@ def main():
               'idle ones answered 503: %d, closed at the deadline: %d' % (
                   len(idle), SLOW_READERS, SLOWLORIS, seen_503, dropped))
         t.eq(seen_503 + dropped, len(idle), 'every idle connection ended')
-        # Not "all but MAX_CONNS": a place freed at a deadline goes to a
-        # connection still waiting to be accepted, so on a loaded machine
-        # more idle ones get a place over the whole flood (131 of 1000
-        # once).  Nor a count of the daemon's sockets: a refused one is
-        # open until its 503 is sent (522 at once, once).  Without the
-        # limit none would get a 503.
-        t.check(seen_503 >= len(idle) // 2, 'connections over '
+        # The limit itself, from the daemon's metrics: not from the
+        # count of 503s (a place freed at a deadline goes to a connection
+        # still waiting to be accepted, so more than MAX_CONNS idle ones
+        # may get a place over the whole flood), nor from its sockets (a
+        # refused one is open until its 503 is sent).
+        m1 = conn_metrics(d)
+        opened = len(idle) + SLOW_READERS + SLOWLORIS
+
+        def delta(name):
+            return int(m1[(name, 'tcp')] - m0[(name, 'tcp')])
+        print('TCP connections served at once during the flood: %s; '
+              'accepted %d, refused %d, expired %d' % (
+                  ' '.join('%d' % x for x in served),
+                  delta('prefcpu_http_connections_accepted_total'),
+                  delta('prefcpu_http_connections_refused_total'),
+                  delta('prefcpu_http_connections_expired_total')))
+        t.eq(max(served), MAX_CONNS, 'the daemon serves max-connections '
+             'TCP connections at once under the flood, never more')
+        t.eq(delta('prefcpu_http_connections_accepted_total'), opened,
+             'every connection the clients opened was accepted')
+        t.eq(delta('prefcpu_http_connections_refused_total'), seen_503,
+             'connections refused = those that saw a 503')
+        t.check(seen_503 >= len(idle) // 2, 'most idle connections over '
                 'max-connections get 503 (%d of %d)' % (seen_503, len(idle)))
+        t.check(delta('prefcpu_http_connections_expired_total') >=
+                SLOWLORIS, 'slowloris connections counted as expired')
+        t.check(m1[('prefcpu_http_connections', 'unix')] >= 1,
+                'the unix listener counts apart (the metrics request)')
         elapsed = time.monotonic() - t0
         seq1 = d.get('/api/v1/host')['period_seq']
         due = elapsed * 1000 / PERIOD_MS

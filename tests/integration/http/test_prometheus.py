@@ -160,6 +160,18 @@ def main():
                  'weights of every domain, a name with markup included')
             res = q('prefcpu_domain_vcpus{domain="web"}')
             t.eq(float(res[0]['value'][1]), 4.0, 'label selector')
+            # Prometheus itself is a client of the TCP listener: the
+            # scrape being answered is one connection served, and every
+            # scrape so far was accepted.
+            conns = {r['metric']['listener']: float(r['value'][1])
+                     for r in q('prefcpu_http_connections')}
+            t.check(1 <= conns.get('tcp', 0) <= 128, 'TCP connections '
+                    'served while scraped: %s (max-connections 128)' % conns)
+            t.check('unix' in conns, 'the unix listener has its series')
+            acc = q('prefcpu_http_connections_accepted_total'
+                    '{listener="tcp"}')
+            t.check(acc and float(acc[0]['value'][1]) >= 1,
+                    'accepted TCP connections counted: %s' % acc)
             d.wait_for('five scrapes', lambda: q(
                 'count_over_time(prefcpu_domain_vcpu_run_delay_seconds_total'
                 '{domain="db"}[10s]) >= 5'), timeout=30)
