@@ -75,6 +75,13 @@
  * - Cores cost what the VM keeps busy of them (util): a barrier guest
  *   that keeps 80% of its vCPUs busy gets the vCPUs its share keeps busy
  *   (4 CPUs -> 5 vCPUs), not 4 vCPUs and idle pCPUs.
+ * - But a confined VM is not shrunk below the cores that hold its demand
+ *   under the censor level, when it has them and they cost no more than
+ *   its share.  util has a floor (POLICY_UTIL_MIN), so a VM keeping 0.85
+ *   CPUs busy on 3 vCPUs sees a core costed at 0.5 and one core as
+ *   enough; there it would look short, claim all its vCPUs and grow
+ *   back (phases: 3 -> 1 -> 5 vCPUs, its neighbours shrunk and grown,
+ *   13 s to settle).  Only shrinks are stopped: never above its cores.
  * - A saturated VM whose growth the dead band holds grows all the same
  *   into room the others leave as they stand (work conservation), if
  *   the whole growth fits (a held shrink needs room for half of it), but
@@ -1315,7 +1322,7 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
     const unsigned int *idx, struct wf_item *it, struct wf_event *ev,
     unsigned int *cand)
 {
-	unsigned int	 j, na, nc = 0;
+	unsigned int	 j, na, nc = 0, i;
 	double		 used;
 	bool		 short_claim;
 
@@ -1349,6 +1356,17 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 		p->base_k = policy_cores_within(p, p->share);
 		if (p->base_k < p->lo_k)
 			p->base_k = p->lo_k;
+		/*
+		 * Confined, not below the cores that hold its demand under
+		 * the censor level, if it has them and they cost no more
+		 * than its share: fewer would make it look short and claim
+		 * everything back next period.
+		 */
+		i = policy_cores_above(p, p->demand / POLICY_CENSOR);
+		if (p->cur_vcpus < p->nonline && i > p->base_k &&
+		    i <= p->cur_k &&
+		    policy_cost(p, i) <= p->share + POLICY_EPS)
+			p->base_k = i;
 		if (p->base_k > p->hi_k)
 			p->base_k = p->hi_k;
 		p->k = p->base_k;

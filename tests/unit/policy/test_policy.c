@@ -1762,6 +1762,51 @@ START_TEST(test_regrow_release)
 }
 END_TEST
 
+/*
+ * A VM whose few tasks leave most of its vCPUs idle is not shrunk into
+ * looking short.  It keeps 2 CPUs busy for 10 s, then 0.85 whatever it is
+ * given (two tasks of a bursty service), among three guests busy on
+ * every vCPU they get, on 16 pCPUs less 0.75 of host load.  On its 3
+ * vCPUs, its cores are costed at the utilisation floor, half a CPU each,
+ * so one core looks enough for 0.85; but 0.85 of one vCPU is above the
+ * censor level (80%): confined there it counts as short and claims all
+ * its vCPUs, and the sets go back and forth (without the rule: 1 -> 4 ->
+ * 1 vCPUs, and again when the no-gain memory expires, with a neighbour
+ * shrunk each time).  It keeps the 2 cores that hold its demand below
+ * that level, and no set changes after its fall.
+ */
+START_TEST(test_censor_floor)
+{
+	struct tbed	*b = tbed_new(16, 0.75);
+	uint64_t	 ch[4] = { 0, 0, 0, 0 };
+	unsigned int	 p, i, lo = 8;
+
+	for (i = 0; i < 4; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 120; p++) {
+		double	want[4];
+
+		want[0] = p < 10 ? 2.0 : 0.85;
+		for (i = 1; i < 4; i++)
+			want[i] = p == 0 ? 8 : pref(b, i);
+		tbed_contend(b, want, 4);
+		tbed_step(b);
+		if (p >= 10 && pref(b, 0) < lo)
+			lo = pref(b, 0);
+		if (p == 10)
+			for (i = 0; i < 4; i++)
+				ch[i] = b->v[i]->st.changes;
+	}
+	ck_assert_msg(lo == 2, "vm0 went down to %u vCPUs: %s", lo,
+	    b->out[0].why);
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(b->v[i]->st.changes == ch[i],
+		    "vm%u changed %ju times in 109 s: %s", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]), b->out[i].why);
+	tbed_free(b);
+}
+END_TEST
+
 static Suite *
 policy_suite(void)
 {
@@ -1795,6 +1840,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_censor_threshold);
 	tcase_add_test(tc, test_regrow_held);
 	tcase_add_test(tc, test_regrow_release);
+	tcase_add_test(tc, test_censor_floor);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
