@@ -30,6 +30,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -325,41 +326,39 @@ http_metrics_conns(const struct http_server *srv, struct evbuffer *out)
 {
 	static const struct {
 		const char	*name, *type, *help;
+		size_t		 off;	/* in struct http_conns_stats */
 	} m[] = {
 		{ "prefcpu_http_connections", "gauge",
 		    "HTTP connections open and served (at most"
-		    " max-connections)." },
+		    " max-connections).",
+		    offsetof(struct http_conns_stats, serving) },
 		{ "prefcpu_http_connections_accepted_total", "counter",
-		    "HTTP connections accepted, refused ones included." },
+		    "HTTP connections accepted, refused ones included.",
+		    offsetof(struct http_conns_stats, accepted) },
 		{ "prefcpu_http_connections_refused_total", "counter",
 		    "HTTP connections answered 503 because max-connections"
-		    " were open." },
+		    " were open.",
+		    offsetof(struct http_conns_stats, refused) },
 		{ "prefcpu_http_connections_expired_total", "counter",
 		    "HTTP connections dropped at the request deadline"
-		    " (timeout) or the answer deadline (answer-timeout)." },
+		    " (timeout) or the answer deadline (answer-timeout).",
+		    offsetof(struct http_conns_stats, expired) },
 	};
 	const struct http_listener	*lst[] = { &srv->tcp, &srv->unix_ };
 	struct http_conns_stats		 st;
-	unsigned long long		 v[nitems(lst)][nitems(m)];
+	const unsigned long long	*v;
 	size_t				 i, j;
 
-	for (j = 0; j < nitems(lst); j++) {
-		if (lst[j]->conns == NULL)
-			continue;
-		http_conns_stats(lst[j]->conns, &st);
-		v[j][0] = st.serving;
-		v[j][1] = st.accepted;
-		v[j][2] = st.refused;
-		v[j][3] = st.expired;
-	}
 	for (i = 0; i < nitems(m); i++) {
 		evbuffer_add_printf(out, "# HELP %s %s\n# TYPE %s %s\n",
 		    m[i].name, m[i].help, m[i].name, m[i].type);
 		for (j = 0; j < nitems(lst); j++) {
-			if (lst[j]->conns != NULL)
-				evbuffer_add_printf(out,
-				    "%s{listener=\"%s\"} %llu\n",
-				    m[i].name, lst[j]->kind, v[j][i]);
+			if (lst[j]->conns == NULL)
+				continue;
+			http_conns_stats(lst[j]->conns, &st);
+			v = (const void *)((const char *)&st + m[i].off);
+			evbuffer_add_printf(out, "%s{listener=\"%s\"} %llu\n",
+			    m[i].name, lst[j]->kind, *v);
 		}
 	}
 }

@@ -37,9 +37,9 @@ struct http_conns *http_conns_new(struct event_base *, struct evhttp *,
 /* Call after evhttp_free() of its evhttp (which frees the connections). */
 void	http_conns_free(struct http_conns *);
 
-/* What a listener's connections did, for metrics. */
+/* What a listener's connections did, for metrics: all counts alike. */
 struct http_conns_stats {
-	unsigned int		serving;	/* open and not refused */
+	unsigned long long	serving;	/* open and not refused */
 	unsigned long long	accepted;	/* since start, refused too */
 	unsigned long long	refused;	/* answered 503 (over max) */
 	unsigned long long	expired;	/* dropped at a deadline */
