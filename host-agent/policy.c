@@ -95,7 +95,15 @@
  * - The same holds a VM that is not short of vCPUs at its cores when its
  *   domain has no contention (hold-regrow): no contention seen while it
  *   is confined is censored, and releasing it to all its vCPUs brought
- *   the contention back.
+ *   the contention back.  Held, it still grows into the room the claims
+ *   leave, to the cores its claim plus its weighted part of that room
+ *   pay for at its util, when tasks wait for its vCPUs (its guest's
+ *   runnable hint above what it keeps busy, or without one, 75% busy):
+ *   four barrier guests of 16 vCPUs held at 8 on 32 pCPUs kept 6.1 CPUs
+ *   busy each and left 7.6 pCPUs idle for the hold (0.90x no steering;
+ *   grown to 10-11 vCPUs, 1.005x).  A VM whose guest runs fewer tasks
+ *   than that would leave the vCPUs idle: not grown.  Such a growth
+ *   counts as growth into room: shrunk back soon after, it is held too.
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -208,6 +216,8 @@ struct pvm {
 	bool		censored;	/* saturated only as a confined busy VM */
 	bool		nogain;		/* its last growth brought no demand */
 	unsigned int	db_grow;	/* saturated, growth held: its target */
+	unsigned int	room_k;		/* no contention: see policy_room */
+	double		hint;		/* runnable tasks, guest's word */
 	bool		regrow_held;	/* room may not grow it: see settle */
 	bool		room_grown;	/* grown into room: see settle */
 	enum policy_reason reason;
@@ -750,6 +760,7 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	    policy_lately(now_ms, st->fell_ms, POLICY_FALL_MS) :
 	    st->fell_keep;
 	p->sat_level = cfg->saturation;
+	p->hint = vm->hint_runnable;
 	policy_saturation(vm, p, sample, now_ms);
 
 	/*
@@ -1092,6 +1103,39 @@ policy_all_cores(struct pvm *pv, const struct pdom *d,
 }
 
 /*
+ * No contention: the cores each steered VM would use within its claim
+ * and its weighted part of the capacity the claims leave (room_k), for a
+ * VM that may not grow to all its vCPUs (policy_release).
+ */
+static void
+policy_room(const struct policy_vm *vms, struct pvm *pv,
+    const struct pdom *d, const unsigned int *idx)
+{
+	unsigned int	j;
+	double		room = d->free, w = 0;
+
+	for (j = 0; j < d->nvm; j++)
+		if (pv[idx[j]].kind == PVM_AUTO) {
+			room -= pv[idx[j]].claim;
+			w += vms[idx[j]].weight;
+		}
+	if (room < 0)
+		room = 0;
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		p->room_k = policy_cores_within(p, p->claim +
+		    room * vms[idx[j]].weight / w);
+		if (p->room_k < p->lo_k)
+			p->room_k = p->lo_k;
+		if (p->room_k > p->hi_k)
+			p->room_k = p->hi_k;
+	}
+}
+
+/*
  * Count the VMs that do not follow (no agent, an agent that does not ack,
  * mode off) at most at their weighted fair share: one water-fill of R
  * (what fixed sets and unmeasured VMs leave) over every VM of the domain,
@@ -1327,6 +1371,7 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 	bool		 short_claim;
 
 	if (!d->contended) {
+		policy_room(vms, pv, d, idx);
 		policy_all_cores(pv, d, idx);
 		return;
 	}
@@ -1417,6 +1462,7 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 	if (!short_claim && !d->over) {
 		d->contended = false;
 		d->rounded = true;
+		policy_room(vms, pv, d, idx);
 		policy_all_cores(pv, d, idx);
 	}
 }
@@ -1513,12 +1559,13 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs, "
 		    "but not grown to %s %u vCPUs: shrunk from %u cores "
 		    "%llu s ago, soon after growing to them (held %llu s) "
-		    "-> %u vCPUs kept", d->claims, d->capacity,
+		    "-> %u vCPUs %s", d->claims, d->capacity,
 		    p->hi_k < p->nusable ? "max-cores'" : "all",
 		    p->cum[p->hi_k], vm->state->regrow_k, (unsigned long long)
 		    (host->now_ms - vm->state->regrow_ms) / 1000,
 		    (unsigned long long)vm->state->regrow_hold / 1000,
-		    o->vcpus);
+		    o->vcpus, p->room_grown ? "grown into room, its share of "
+		    "it, as tasks wait" : "kept");
 		break;
 	case POLICY_R_MAX_CORES:
 		if (!d->contended)
@@ -1677,15 +1724,33 @@ policy_regrow_held(const struct policy_state *st, unsigned int k,
 }
 
 /*
+ * Whether a confined VM has tasks waiting for its vCPUs: its guest reports
+ * more runnable tasks than it keeps busy (run + delay), or without a hint,
+ * it keeps most of its vCPUs busy.  And only if it keeps them busier than
+ * the util floor, where what more vCPUs would cost is known.
+ */
+static bool
+policy_queued(const struct pvm *p)
+{
+	if (p->use <= POLICY_UTIL_MIN * p->cur_vcpus + POLICY_EPS)
+		return false;
+	if (p->hint >= 0)
+		return p->hint > p->use + POLICY_GAIN;
+	return p->use >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS;
+}
+
+/*
  * A steered VM of a domain without contention gets all its cores (k),
  * grown into room the others leave.  Not if that growth did not last
  * (policy_regrow_held) and it is not short now: it keeps its cores, or
- * the cores of its claim and headroom if more.  "No contention" seen
- * while it is confined is censored (a barrier guest held to 5 of 8
- * vCPUs keeps 74% of them busy, too few to count as short, and shows
- * the demand of 5); released to all, it shows its demand at 8 and
- * contention again.  With a neighbour whose demand bursts every 3 s,
- * three such guests went 8 -> 4 -> 5 -> 8 every 6 s (42 changes/min).
+ * the cores of its claim and headroom if more, or with tasks waiting
+ * (policy_queued) the cores of its part of the room (policy_room), held
+ * below the size it failed at.  "No contention" seen while it is
+ * confined is censored (a barrier guest held to 5 of 8 vCPUs keeps 74%
+ * of them busy, too few to count as short, and shows the demand of 5);
+ * released to all, it shows its demand at 8 and contention again.
+ * With a neighbour whose demand bursts every 3 s, three such guests
+ * went 8 -> 4 -> 5 -> 8 every 6 s (42 changes/min).
  */
 static void
 policy_release(struct pvm *p, const struct policy_state *st,
@@ -1698,9 +1763,12 @@ policy_release(struct pvm *p, const struct policy_state *st,
 		return;
 	}
 	p->k = p->want_k > p->cur_k ? p->want_k : p->cur_k;
+	if (p->room_k > p->k && policy_queued(p))
+		p->k = p->room_k;
 	if (p->k >= st->regrow_k)
 		p->k = st->regrow_k - 1 > p->cur_k ? st->regrow_k - 1 :
 		    p->cur_k;
+	p->room_grown = p->k > p->cur_k && p->k > p->want_k;
 	p->regrow_held = true;
 	p->reason = POLICY_R_HOLD_REGROW;
 }

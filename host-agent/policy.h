@@ -131,7 +131,10 @@ struct policy_vm {
 	 * may be hidden by its confinement), and then at most to the share
 	 * it would get by claiming all its vCPUs.  An idle guest that
 	 * claims runnable tasks gets nothing; a busy one that lies gets no
-	 * more than a busy honest one.
+	 * more than a busy honest one.  Held from growing back to all its
+	 * vCPUs (hold-regrow), a VM grows into capacity no VM claims only
+	 * when it reports half a task more than the CPUs it keeps busy, and
+	 * keeps more than half of its vCPUs busy: never into anyone's claim.
 	 */
 	double		hint_runnable;
 	struct policy_state *state;

@@ -1807,6 +1807,89 @@ START_TEST(test_censor_floor)
 }
 END_TEST
 
+/*
+ * What a barrier guest of 16 vCPUs keeps busy on k of them on a host
+ * at 2x: 76% of them up to 9.5 CPUs, all it wants on all 16.
+ */
+static double
+barrier16_busy(unsigned int k)
+{
+	return 0.76 * k < 9.5 ? 0.76 * k : 9.5;
+}
+
+/*
+ * Room a held VM leaves idle is grown into, by share.  Four barrier
+ * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
+ * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
+ * domain shows no contention; released to 16 they show it again, and
+ * are held below 16 (hold-regrow).  Held at 8, they left 7.6 of 32 pCPUs
+ * idle for the whole hold while 4 tasks each waited for a vCPU (the
+ * simulator's 4 x 16-vCPU barrier host: 0.90x no steering).  A held VM
+ * with tasks waiting grows to the cores its share of the room pays for:
+ * the pCPUs are used, and the sets then stay put.
+ */
+START_TEST(test_regrow_room)
+{
+	struct tbed	*b = tbed_new(32, 0);
+	uint64_t	 ch[4] = { 0, 0, 0, 0 };
+	unsigned int	 p, i;
+	double		 used = 0;
+	bool		 said = false;
+
+	for (i = 0; i < 4; i++) {
+		tbed_add(b, 16, 1, 100);
+		b->v[i]->vm.hint_runnable = 10;
+	}
+	for (p = 0; p < 120; p++) {
+		double	want[4];
+
+		for (i = 0; i < 4; i++)
+			want[i] = barrier16_busy(p == 0 ? 16 : pref(b, i));
+		tbed_contend(b, want, 4);
+		tbed_step(b);
+		for (i = 0; i < 4; i++)
+			if (b->out[i].reason == POLICY_R_HOLD_REGROW &&
+			    strstr(b->out[i].why, "grown into room"))
+				said = true;
+		if (p == 30)
+			for (i = 0; i < 4; i++)
+				ch[i] = b->v[i]->st.changes;
+	}
+	for (i = 0; i < 4; i++) {
+		ck_assert_msg(pref(b, i) < 16, "vm%u: %s", i, b->out[i].why);
+		used += barrier16_busy(pref(b, i));
+		ck_assert_msg(b->v[i]->st.changes == ch[i],
+		    "vm%u changed %ju times after 30 s: %s", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]), b->out[i].why);
+	}
+	ck_assert_msg(used >= 29, "the held VMs use %.2f of 32 CPUs", used);
+	ck_assert(said);
+	tbed_free(b);
+
+	/*
+	 * The same guests saying no task waits (runnable = busy CPUs):
+	 * more vCPUs would stay idle, the held ones are not grown.
+	 */
+	b = tbed_new(32, 0);
+	for (i = 0; i < 4; i++)
+		tbed_add(b, 16, 1, 100);
+	for (p = 0; p < 60; p++) {
+		double	want[4];
+
+		for (i = 0; i < 4; i++) {
+			want[i] = barrier16_busy(p == 0 ? 16 : pref(b, i));
+			b->v[i]->vm.hint_runnable = want[i];
+		}
+		tbed_contend(b, want, 4);
+		tbed_step(b);
+		for (i = 0; i < 4; i++)
+			ck_assert_msg(!strstr(b->out[i].why, "grown into room"),
+			    "vm%u at %u s: %s", i, p, b->out[i].why);
+	}
+	tbed_free(b);
+}
+END_TEST
+
 static Suite *
 policy_suite(void)
 {
@@ -1841,6 +1924,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_held);
 	tcase_add_test(tc, test_regrow_release);
 	tcase_add_test(tc, test_censor_floor);
+	tcase_add_test(tc, test_regrow_room);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
