@@ -217,7 +217,6 @@ struct pvm {
 	bool		nogain;		/* its last growth brought no demand */
 	unsigned int	db_grow;	/* saturated, growth held: its target */
 	unsigned int	room_k;		/* no contention: see policy_room */
-	double		hint;		/* runnable tasks, guest's word */
 	bool		regrow_held;	/* room may not grow it: see settle */
 	bool		room_grown;	/* grown into room: see settle */
 	enum policy_reason reason;
@@ -760,7 +759,6 @@ policy_prep_vm(const struct policy_config *cfg, const struct policy_vm *vm,
 	    policy_lately(now_ms, st->fell_ms, POLICY_FALL_MS) :
 	    st->fell_keep;
 	p->sat_level = cfg->saturation;
-	p->hint = vm->hint_runnable;
 	policy_saturation(vm, p, sample, now_ms);
 
 	/*
@@ -1084,24 +1082,6 @@ policy_frac_cmp(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* No contention: every steered VM gets all its cores, up to max-cores. */
-static void
-policy_all_cores(struct pvm *pv, const struct pdom *d,
-    const unsigned int *idx)
-{
-	unsigned int	j;
-
-	for (j = 0; j < d->nvm; j++) {
-		struct pvm	*p = &pv[idx[j]];
-
-		if (p->kind != PVM_AUTO)
-			continue;
-		p->share = p->claim;
-		p->k = p->base_k = p->hi_k;
-		p->frac = 0;
-	}
-}
-
 /*
  * No contention: the cores each steered VM would use within its claim
  * and its weighted part of the capacity the claims leave (room_k), for a
@@ -1132,6 +1112,28 @@ policy_room(const struct policy_vm *vms, struct pvm *pv,
 			p->room_k = p->lo_k;
 		if (p->room_k > p->hi_k)
 			p->room_k = p->hi_k;
+	}
+}
+
+/*
+ * No contention: every steered VM gets all its cores, up to max-cores, and
+ * the cores of its part of the room in case it may not (policy_room).
+ */
+static void
+policy_all_cores(const struct policy_vm *vms, struct pvm *pv,
+    const struct pdom *d, const unsigned int *idx)
+{
+	unsigned int	j;
+
+	policy_room(vms, pv, d, idx);
+	for (j = 0; j < d->nvm; j++) {
+		struct pvm	*p = &pv[idx[j]];
+
+		if (p->kind != PVM_AUTO)
+			continue;
+		p->share = p->claim;
+		p->k = p->base_k = p->hi_k;
+		p->frac = 0;
 	}
 }
 
@@ -1371,8 +1373,7 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 	bool		 short_claim;
 
 	if (!d->contended) {
-		policy_room(vms, pv, d, idx);
-		policy_all_cores(pv, d, idx);
+		policy_all_cores(vms, pv, d, idx);
 		return;
 	}
 
@@ -1462,8 +1463,7 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 	if (!short_claim && !d->over) {
 		d->contended = false;
 		d->rounded = true;
-		policy_room(vms, pv, d, idx);
-		policy_all_cores(pv, d, idx);
+		policy_all_cores(vms, pv, d, idx);
 	}
 }
 
@@ -1730,12 +1730,12 @@ policy_regrow_held(const struct policy_state *st, unsigned int k,
  * the util floor, where what more vCPUs would cost is known.
  */
 static bool
-policy_queued(const struct pvm *p)
+policy_queued(const struct policy_vm *vm, const struct pvm *p)
 {
 	if (p->use <= POLICY_UTIL_MIN * p->cur_vcpus + POLICY_EPS)
 		return false;
-	if (p->hint >= 0)
-		return p->hint > p->use + POLICY_GAIN;
+	if (vm->hint_runnable >= 0)
+		return vm->hint_runnable > p->use + POLICY_GAIN;
 	return p->use >= POLICY_BUSY * p->cur_vcpus - POLICY_EPS;
 }
 
@@ -1753,9 +1753,10 @@ policy_queued(const struct pvm *p)
  * went 8 -> 4 -> 5 -> 8 every 6 s (42 changes/min).
  */
 static void
-policy_release(struct pvm *p, const struct policy_state *st,
-    uint64_t now_ms)
+policy_release(const struct policy_vm *vm, struct pvm *p, uint64_t now_ms)
 {
+	const struct policy_state *st = vm->state;
+
 	if (p->k <= p->cur_k)
 		return;
 	if (p->saturated || !policy_regrow_held(st, p->k, now_ms)) {
@@ -1763,7 +1764,7 @@ policy_release(struct pvm *p, const struct policy_state *st,
 		return;
 	}
 	p->k = p->want_k > p->cur_k ? p->want_k : p->cur_k;
-	if (p->room_k > p->k && policy_queued(p))
+	if (p->room_k > p->k && policy_queued(vm, p))
 		p->k = p->room_k;
 	if (p->k >= st->regrow_k)
 		p->k = st->regrow_k - 1 > p->cur_k ? st->regrow_k - 1 :
@@ -1802,7 +1803,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 			p->reason = p->k < p->nusable ?
 			    POLICY_R_MAX_CORES :
 			    POLICY_R_NO_CONTENTION;
-			policy_release(p, st, host->now_ms);
+			policy_release(&vms[di[j]], p, host->now_ms);
 			continue;
 		}
 		policy_damp(cfg, &vms[di[j]], host, p);
