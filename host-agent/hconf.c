@@ -86,6 +86,8 @@ const struct conf_opt hconf_table[] = {
 	    "Least time between two shrinks of the same VM."),
 	PUINT("shrink-after", shrink_after, "2", 1, 3600,
 	    "Periods of contention before a VM is shrunk."),
+	PUINT("grow-after", grow_after, "1", 1, 3600,
+	    "Periods a VM's fair share must stay above its cores before it is grown to it."),
 	PDBL("saturation", saturation, "0.9", 0.1, 1.0,
 	    "Use of the preferred vCPUs at or above which a VM counts as saturated."),
 	OPT("policy", "enforce", CONF_CHOICE, enforce, "none", 0, 0, 0, 0,
@@ -165,6 +167,7 @@ hconf_params(const struct hconf *c, struct host_params *p)
 	p->policy.dead_band = c->dead_band;
 	p->policy.dwell_ms = c->dwell_ms;
 	p->policy.shrink_after = c->shrink_after;
+	p->policy.grow_after = c->grow_after;
 	p->policy.saturation = c->saturation;
 	p->enforce = (enum polmeta_enforce)c->enforce;
 }

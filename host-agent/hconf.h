@@ -55,6 +55,7 @@ struct hconf {
 	double		dead_band;
 	unsigned int	dwell_ms;
 	unsigned int	shrink_after;
+	unsigned int	grow_after;
 	double		saturation;
 	unsigned int	enforce;	/* enum polmeta_enforce */
 	/* [http]: the API, metrics and dashboard (http.h) */

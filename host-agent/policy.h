@@ -32,12 +32,14 @@ struct policy_config {
 	double		dead_band;	/* cores: ignore smaller moves of the share */
 	uint64_t	dwell_ms;	/* least time between two shrinks of a VM */
 	unsigned int	shrink_after;	/* periods of contention before shrinking */
+	/* Periods of a larger share before growing by it; 0 or 1: at once. */
+	unsigned int	grow_after;
 	double		saturation;	/* usage/preferred at or above: saturated */
 };
 
 /*
  * Defaults: alpha 1, headroom 0.5, dead band 1.0, dwell 3000 ms, shrink
- * after 2.
+ * after 2, grow after 1 (at once).
  */
 void	policy_config_default(struct policy_config *);
 
@@ -88,6 +90,13 @@ struct policy_state {
 	unsigned int	regrow_k;
 	uint64_t	regrow_ms;
 	uint64_t	regrow_hold;
+	/*
+	 * Periods in a row, up to the last decision, in which its share
+	 * would have grown it beyond the dead band, and the fewest cores it
+	 * would have grown to in them (grow-after).
+	 */
+	unsigned int	grow_wanted;
+	unsigned int	grow_k;
 };
 
 void	policy_state_init(struct policy_state *);
@@ -162,6 +171,7 @@ enum policy_reason {
 	POLICY_R_UNMEASURED,	/* never sampled yet: keeps its vCPUs */
 	POLICY_R_HOLD_REGROW,	/* no contention, but its last growth did
 				   not last: keeps its cores */
+	POLICY_R_HOLD_GROW,	/* growth deferred: share larger too briefly */
 };
 
 const char *policy_reason_name(enum policy_reason);

@@ -312,6 +312,14 @@ ctl_oracle(struct ctl *c)
 	free(share);
 }
 
+static unsigned int ctl_grow_after;
+
+void
+ctl_set_grow_after(unsigned int n)
+{
+	ctl_grow_after = n;
+}
+
 struct ctl *
 ctl_new(size_t kind, struct sim *sim, const struct scen *sc)
 {
@@ -328,6 +336,8 @@ ctl_new(size_t kind, struct sim *sim, const struct scen *sc)
 	c->pvm = xcalloc(c->nvm, sizeof *c->pvm);
 	c->pout = xcalloc(c->nvm, sizeof *c->pout);
 	policy_config_default(&c->pcfg);
+	if (ctl_grow_after != 0)
+		c->pcfg.grow_after = ctl_grow_after;
 	for (i = 0; i < c->nvm; i++) {
 		v = &c->vm[i];
 		th = sc->vms[i].threads;

@@ -25,6 +25,11 @@ const char	*ctl_name(size_t);
 /* Index of a policy by name, or -1. */
 int		 ctl_lookup(const char *);
 
+/*
+ * grow-after of the prefcpu policy for the ctl_new() calls that follow
+ * (prefcpu-hostd.conf(5)); 0: the policy's default.
+ */
+void		 ctl_set_grow_after(unsigned int);
 struct ctl	*ctl_new(size_t, struct sim *, const struct scen *);
 void		 ctl_free(struct ctl *);
 /* Called after every tick; acts when its period is due. */

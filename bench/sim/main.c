@@ -27,10 +27,11 @@ struct run {
 static __attribute__((noreturn)) void
 usage(void)
 {
-	fprintf(stderr, "usage: prefcpu-sim [-c] [-d seconds] [-o dir] "
-	    "[-p policy,...] [-s seed] scenario\n"
+	fprintf(stderr, "usage: prefcpu-sim [-c] [-d seconds] [-g periods] "
+	    "[-o dir] [-p policy,...] [-s seed] scenario\n"
 	    "  -c  check the model's invariants every tick\n"
 	    "  -d  override the scenario's duration\n"
+	    "  -g  grow-after of the prefcpu policy (default: 1)\n"
 	    "  -o  write NAME.md, NAME.csv, NAME-vms.csv, NAME-POLICY.dat "
 	    "there\n"
 	    "  -p  policies to run (default: all of");
@@ -251,7 +252,7 @@ main(int argc, char **argv)
 	FILE		*md;
 
 	log_init("prefcpu-sim", LOGL_NOTICE);
-	while ((ch = getopt(argc, argv, "cd:o:p:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "cd:g:o:p:s:")) != -1) {
 		switch (ch) {
 		case 'c':
 			check = true;
@@ -260,6 +261,12 @@ main(int argc, char **argv)
 			if (parse_uint(optarg, 1, 36000, &u) == -1)
 				fatalx("-d: not a number of seconds: %s", optarg);
 			dur = (double)u;
+			break;
+		case 'g':
+			if (parse_uint(optarg, 1, 3600, &u) == -1)
+				fatalx("-g: not a number of periods: %s",
+				    optarg);
+			ctl_set_grow_after((unsigned int)u);
 			break;
 		case 'o':
 			outdir = optarg;

@@ -45,6 +45,7 @@ START_TEST(test_defaults)
 	ck_assert(p.policy.dead_band == pd.dead_band);
 	ck_assert_uint_eq(p.policy.dwell_ms, pd.dwell_ms);
 	ck_assert_uint_eq(p.policy.shrink_after, pd.shrink_after);
+	ck_assert_uint_eq(p.policy.grow_after, pd.grow_after);
 	ck_assert(p.policy.saturation == pd.saturation);
 }
 END_TEST
@@ -57,7 +58,7 @@ START_TEST(test_load_good)
 	ck_assert_int_eq(load("# comment\n[hostd]\nuri = qemu+ssh://h/system\n"
 	    "period-ms = 250\nobserve = yes\nlog-level = debug\n"
 	    "proc-root = /tmp/p\n\n[policy]\nheadroom = 1.5\n"
-	    "shrink-after = 7\n", &c, err, sizeof(err)), 0);
+	    "shrink-after = 7\ngrow-after = 2\n", &c, err, sizeof(err)), 0);
 	ck_assert_str_eq(c.uri, "qemu+ssh://h/system");
 	ck_assert_uint_eq(c.period_ms, 250);
 	ck_assert(c.observe);
@@ -65,6 +66,7 @@ START_TEST(test_load_good)
 	ck_assert_str_eq(c.proc_root, "/tmp/p");
 	ck_assert(c.headroom == 1.5);
 	ck_assert_uint_eq(c.shrink_after, 7);
+	ck_assert_uint_eq(c.grow_after, 2);
 	/* Untouched options keep their defaults. */
 	ck_assert_str_eq(c.sys_root, "/sys");
 }

@@ -1818,6 +1818,80 @@ barrier16_busy(unsigned int k)
 }
 
 /*
+ * grow-after: a VM whose fair share grows it beyond the dead band waits
+ * until the share has wanted that growth for grow-after periods in a row,
+ * and grows to the fewest cores any of them wanted.  A neighbour whose
+ * demand dips for one period moves nobody; by default (1) it does.
+ */
+static struct tbed *
+grow_bed(unsigned int grow_after)
+{
+	struct tbed	*b = tbed_new(12, 0);
+	unsigned int	 i;
+
+	b->cfg.grow_after = grow_after;
+	for (i = 0; i < 3; i++)
+		tvm_load(tbed_add(b, 8, 1, 100), 4.0, 4.0);
+	tbed_run(b, 2);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		tvm_load(b->v[i], 4.0, 0);
+	}
+	tbed_run(b, 5);			/* past the dwell */
+	return b;
+}
+
+START_TEST(test_grow_after)
+{
+	struct tbed	*b = grow_bed(1);
+	unsigned int	 i;
+
+	/* Default: the others grow into a one-period dip at once. */
+	tvm_load(b->v[2], 1.0, 0);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 6);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_GROW);
+	tbed_free(b);
+
+	/* grow-after 2: the same dip moves neither of them. */
+	b = grow_bed(2);
+	tvm_load(b->v[2], 1.0, 0);
+	tbed_step(b);
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_HOLD_GROW);
+		ck_assert_msg(strstr(b->out[i].why, "deferred: larger share "
+		    "1 of 2 periods -> 4 vCPUs") != NULL, "%s",
+		    b->out[i].why);
+	}
+	tvm_load(b->v[2], 4.0, 0);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_FAIR_SHARE);
+	ck_assert_uint_eq(b->v[0]->st.grow_wanted, 0);
+	tbed_run(b, 6);
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(pref(b, i), 4);
+
+	/*
+	 * A dip of two periods: grown at the second, to the fewer cores of
+	 * the two (5 of a share of 5.00, not 6 of 5.90).
+	 */
+	tvm_load(b->v[2], 1.5, 0);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_GROW);
+	tvm_load(b->v[2], 0.2, 0);
+	tbed_step(b);
+	ck_assert_uint_eq(pref(b, 0), 5);
+	ck_assert_uint_eq(pref(b, 1), 5);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_GROW);
+	ck_assert_uint_eq(b->v[0]->st.grow_wanted, 0);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -1925,6 +1999,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_release);
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
+	tcase_add_test(tc, test_grow_after);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
