@@ -112,6 +112,16 @@
  *   0.96x no steering, phases 0.99x -> 0.98x), so the default stays 1
  *   and the operator chooses.  Only growth by share: growth into room
  *   and the release when contention ends are never delayed.
+ * - Where the demand jitters, it waits 2 all the same: for a minute after
+ *   the VMs of a domain whose sets stayed the same used a CPU less (or
+ *   more) for one period and came back the next, growth by share there
+ *   waits two periods, and so does a shrink by share (its claim not met
+ *   at the new cores: a neighbour's rise, not its own fall), to the most
+ *   cores of the two (hold-shrink).  One sample cannot tell a dip from a
+ *   lasting change; once dips are seen to come back, the second sample
+ *   decides.  bursty-slow: 3-21 changes/min over 4 VMs -> 0-3, 1.07-1.08x
+ *   -> 1.07-1.09x no steering; every other scenario unchanged, as its
+ *   demand moves for good or not at all (flip-together stays 1.00x).
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -168,6 +178,13 @@
 #define POLICY_PEAK_MS		10000
 /* A fall of demand keeps the peak within this of the last fall, ms. */
 #define POLICY_FALL_MS		(2 * POLICY_PEAK_MS)
+/*
+ * Jitter: the demand of a contention domain's VMs whose sets stayed the
+ * same moves by this many CPUs for one period and comes back the next.
+ * For POLICY_JITTER_MS after, a move by share waits two periods there.
+ */
+#define POLICY_JITTER		1.0
+#define POLICY_JITTER_MS	60000
 #define POLICY_NOCPU		UINT_MAX
 
 enum pvm_kind {
@@ -229,6 +246,10 @@ struct pvm {
 	bool		room_grown;	/* grown into room: see settle */
 	unsigned int	grow_wanted;	/* see policy_state, this one counted */
 	unsigned int	grow_k;
+	unsigned int	shrink_wanted;
+	unsigned int	shrink_k;
+	unsigned int	wait;		/* periods a move by share waits */
+	bool		jitter;		/* its domain's demand jittered now */
 	enum policy_reason reason;
 };
 
@@ -241,6 +262,7 @@ struct pdom {
 	unsigned int	nrogue;		/* VMs not following (no agent, off) */
 	double		rogue_cpus;	/* what they are counted at */
 	bool		contended;
+	bool		jittery;	/* a VM's demand came back lately */
 	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
 };
@@ -297,6 +319,7 @@ static const char *const policy_reason_names[] = {
 	[POLICY_R_UNMEASURED] = "unmeasured",
 	[POLICY_R_HOLD_REGROW] = "hold-regrow",
 	[POLICY_R_HOLD_GROW] = "hold-grow",
+	[POLICY_R_HOLD_SHRINK] = "hold-shrink",
 };
 
 const char *
@@ -1512,7 +1535,7 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 			p->grow_wanted = st->grow_wanted + 1;
 			p->grow_k = st->grow_wanted != 0 &&
 			    st->grow_k < p->k ? st->grow_k : p->k;
-			if (p->grow_wanted < cfg->grow_after) {
+			if (p->grow_wanted < p->wait) {
 				p->k = p->cur_k;
 				p->reason = POLICY_R_HOLD_GROW;
 				return;
@@ -1524,6 +1547,22 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		}
 		return;
 	}
+	/*
+	 * In a jittery domain a shrink that the share makes (its claim not
+	 * met at the new cores) waits two periods of a smaller share in a
+	 * row too, counted through the holds below, to the most cores of
+	 * them: a neighbour's demand that rises for a period moves nobody.
+	 * A VM whose own claim fell shrinks at once.
+	 */
+	if (p->wait >= 2 && !p->saturated &&
+	    policy_cost(p, p->k) >= p->claim - POLICY_EPS)
+		p->wait = 1;
+	if (p->wait >= 2) {
+		p->shrink_wanted = st->shrink_wanted + 1;
+		p->shrink_k = st->shrink_wanted != 0 &&
+		    st->shrink_k > p->k && st->shrink_k < p->cur_k ?
+		    st->shrink_k : p->k;
+	}
 	if (p->contended < cfg->shrink_after) {
 		p->reason = POLICY_R_HOLD_PERSIST;
 		p->k = p->cur_k;
@@ -1534,6 +1573,15 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->reason = POLICY_R_HOLD_DWELL;
 		p->k = p->cur_k;
 		return;
+	}
+	if (p->wait >= 2) {
+		if (p->shrink_wanted < 2) {
+			p->reason = POLICY_R_HOLD_SHRINK;
+			p->k = p->cur_k;
+			return;
+		}
+		p->k = p->shrink_k;
+		p->shrink_wanted = 0;
 	}
 	if (p->cur_k - sc < cfg->dead_band - POLICY_EPS)
 		p->db_shrink = true;
@@ -1655,7 +1703,14 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 	case POLICY_R_HOLD_GROW:
 		snprintf(s, len, "growth to fair share %.2f CPUs (%u cores) "
 		    "deferred: larger share %u of %u periods -> %u vCPUs",
-		    p->share, p->grow_k, p->grow_wanted, cfg->grow_after,
+		    p->share, p->grow_k, p->grow_wanted, p->wait,
+		    o->vcpus);
+		break;
+	case POLICY_R_HOLD_SHRINK:
+		snprintf(s, len, "shrink to fair share %.2f CPUs (%u cores) "
+		    "deferred: smaller share %u of %u periods, a VM's "
+		    "demand came back within a period lately -> %u vCPUs",
+		    p->share, p->shrink_k, p->shrink_wanted, p->wait,
 		    o->vcpus);
 		break;
 	case POLICY_R_UNSTEERED:
@@ -1814,6 +1869,48 @@ policy_release(const struct policy_vm *vm, struct pvm *p, uint64_t now_ms)
  * damping defers, settle the dead band against the capacity, and name
  * the reasons.
  */
+/*
+ * Whether a domain's demand jittered lately: the VMs whose sets stayed the
+ * same over the last three samples used POLICY_JITTER CPUs less (or more)
+ * in the middle one than in both the others, and the last is within that
+ * of the first; then for POLICY_JITTER_MS.  One period's sample cannot
+ * tell such a move from a lasting one; the next period's can.
+ */
+static void
+policy_jitter(struct pwork *w, struct pdom *d)
+{
+	const struct policy_vm	*vms = w->vms;
+	struct pvm		*pv = w->pv;
+	const unsigned int	*di = w->idx + d->first;
+	unsigned int		 j;
+	double			 s0 = 0, s1 = 0, s2 = 0;
+	bool			 now;
+
+	for (j = 0; j < d->nvm; j++) {
+		const struct policy_state *st = vms[di[j]].state;
+		const struct pvm	*p = &pv[di[j]];
+
+		if (vms[di[j]].unmeasured || st->use_n < 2 ||
+		    st->use_k1 != p->cur_k || st->use_k2 != p->cur_k)
+			continue;
+		s0 += p->use;
+		s1 += st->use_prev;
+		s2 += st->use_prev2;
+	}
+	now = fabs(s0 - s2) < POLICY_JITTER &&
+	    fabs(s1 - s2) >= POLICY_JITTER - POLICY_EPS &&
+	    fabs(s1 - s0) >= POLICY_JITTER - POLICY_EPS &&
+	    (s1 - s2) * (s1 - s0) > 0;
+	for (j = 0; j < d->nvm; j++) {
+		const struct policy_state *st = vms[di[j]].state;
+
+		pv[di[j]].jitter = now;
+		if (now || (st->jitter_ms != 0 && policy_lately(
+		    w->host->now_ms, st->jitter_ms, POLICY_JITTER_MS)))
+			d->jittery = true;
+	}
+}
+
 static void
 policy_settle(struct pwork *w, struct pdom *d)
 {
@@ -1825,6 +1922,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 	unsigned int		 j;
 	double			 total = 0;
 
+	policy_jitter(w, d);
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[di[j]];
 		const struct policy_state *st = vms[di[j]].state;
@@ -1841,6 +1939,8 @@ policy_settle(struct pwork *w, struct pdom *d)
 			policy_release(&vms[di[j]], p, host->now_ms);
 			continue;
 		}
+		p->wait = d->jittery && cfg->grow_after < 2 ? 2 :
+		    cfg->grow_after;
 		policy_damp(cfg, &vms[di[j]], host, p);
 		total += policy_cost(p, p->k);
 	}
@@ -2052,6 +2152,16 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		st->contended = pv[i].contended;
 		st->grow_wanted = pv[i].grow_wanted;
 		st->grow_k = pv[i].grow_k;
+		st->shrink_wanted = pv[i].shrink_wanted;
+		st->shrink_k = pv[i].shrink_k;
+		st->use_prev2 = st->use_prev;
+		st->use_k2 = st->use_k1;
+		st->use_prev = pv[i].use;
+		st->use_k1 = pv[i].cur_k;
+		st->use_n = vms[i].unmeasured ? 0 : st->use_n < 2 ?
+		    st->use_n + 1 : 2;
+		if (pv[i].jitter)
+			st->jitter_ms = host->now_ms;
 		if (pv[i].nogain) {
 			st->nogain_vcpus = st->grown_vcpus;
 			st->nogain_demand = st->grown_demand;

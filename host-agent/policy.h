@@ -32,7 +32,11 @@ struct policy_config {
 	double		dead_band;	/* cores: ignore smaller moves of the share */
 	uint64_t	dwell_ms;	/* least time between two shrinks of a VM */
 	unsigned int	shrink_after;	/* periods of contention before shrinking */
-	/* Periods of a larger share before growing by it; 0 or 1: at once. */
+	/*
+	 * Periods of a larger share before growing by it; 0 or 1: at once.
+	 * At least 2 for a minute after a domain's demand jittered
+	 * (policy.c), for shrinks by share too.
+	 */
 	unsigned int	grow_after;
 	double		saturation;	/* usage/preferred at or above: saturated */
 };
@@ -97,6 +101,19 @@ struct policy_state {
 	 */
 	unsigned int	grow_wanted;
 	unsigned int	grow_k;
+	/* The same for shrinks in a jittery domain, the most cores of them. */
+	unsigned int	shrink_wanted;
+	unsigned int	shrink_k;
+	/*
+	 * Jitter: its last two samples (run + delay), the cores it had while
+	 * each was taken, how many of them there are (up to 2), and when the
+	 * demand of its contention domain last came back within a period of
+	 * a move (policy.c: POLICY_JITTER).
+	 */
+	double		use_prev, use_prev2;
+	unsigned int	use_k1, use_k2;
+	unsigned int	use_n;
+	uint64_t	jitter_ms;
 };
 
 void	policy_state_init(struct policy_state *);
@@ -172,6 +189,8 @@ enum policy_reason {
 	POLICY_R_HOLD_REGROW,	/* no contention, but its last growth did
 				   not last: keeps its cores */
 	POLICY_R_HOLD_GROW,	/* growth deferred: share larger too briefly */
+	POLICY_R_HOLD_SHRINK,	/* shrink deferred: share smaller too briefly,
+				   in a domain whose demand jitters */
 };
 
 const char *policy_reason_name(enum policy_reason);

@@ -1892,6 +1892,100 @@ START_TEST(test_grow_after)
 END_TEST
 
 /*
+ * Jitter: two guests that keep every vCPU they are given busy next to one
+ * whose demand is 4 CPUs, on 12 pCPUs: one period, the neighbour using
+ * burst CPUs (at most its preferred vCPUs).
+ */
+static void
+jit_step(struct tbed *b, double burst)
+{
+	unsigned int	i;
+
+	for (i = 0; i < 2; i++)
+		tvm_load(b->v[i], pref(b, i), 0);
+	tvm_load(b->v[2], burst < pref(b, 2) ? burst : pref(b, 2), 0);
+	tbed_step(b);
+}
+
+/*
+ * A neighbour whose demand falls to 1 CPU for one period every 6 makes
+ * its contention domain jittery once a dip is seen to come back at the
+ * same sets: there a move by share waits two periods of the larger (or
+ * smaller) share in a row.  The first dips grow the others at once (and
+ * shrink the neighbour, whose sets then differ); from the third on
+ * nobody moves, where each dip cost both of them two changes before.  A
+ * dip of two periods grows them at the second, a rise of one period
+ * shrinks nobody, a lasting one shrinks them at its second period, and
+ * after a quiet minute a dip grows them at once again.
+ */
+START_TEST(test_jitter)
+{
+	struct tbed	*b = grow_bed(1);
+	uint64_t	 ch[2];
+	unsigned int	 i, p, d;
+
+	for (d = 0; d < 10; d++) {
+		if (d == 2)
+			for (i = 0; i < 2; i++)
+				ch[i] = b->v[i]->st.changes;
+		jit_step(b, 1.0);
+		if (d >= 2)
+			for (i = 0; i < 2; i++) {
+				ck_assert_int_eq(b->out[i].reason,
+				    POLICY_R_HOLD_GROW);
+				ck_assert_msg(strstr(b->out[i].why,
+				    "deferred: larger share 1 of 2 periods "
+				    "-> 4 vCPUs") != NULL, "%s",
+				    b->out[i].why);
+			}
+		for (p = 0; p < 5; p++)
+			jit_step(b, 4.0);
+	}
+	for (i = 0; i < 2; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_msg(b->v[i]->st.changes == ch[i], "vm%u: %ju "
+		    "changes in 8 dips", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]));
+	}
+
+	/* Two periods: grown at the second. */
+	jit_step(b, 1.0);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	jit_step(b, 1.0);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(pref(b, i) > 4, "vm%u: %s", i, b->out[i].why);
+
+	/* A rise of one period once the dwell is over: nobody shrinks. */
+	for (p = 0; p < 4; p++)
+		jit_step(b, 1.0);
+	jit_step(b, 4.0);
+	for (i = 0; i < 2; i++) {
+		ck_assert_msg(pref(b, i) > 4, "vm%u: %s", i, b->out[i].why);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_HOLD_SHRINK);
+		ck_assert_msg(strstr(b->out[i].why, "smaller share 1 of 2 "
+		    "periods") != NULL, "%s", b->out[i].why);
+	}
+	jit_step(b, 1.0);
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(pref(b, i) > 4, "vm%u: %s", i, b->out[i].why);
+
+	/* A lasting rise shrinks them at its second period. */
+	jit_step(b, 4.0);
+	ck_assert_uint_gt(pref(b, 0), 4);
+	jit_step(b, 4.0);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(pref(b, 1), 4);
+
+	/* A quiet minute later, a dip grows them at once. */
+	for (p = 0; p < 60; p++)
+		jit_step(b, 4.0);
+	jit_step(b, 1.0);
+	ck_assert_msg(pref(b, 0) > 4, "%s", b->out[0].why);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2000,6 +2094,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
 	tcase_add_test(tc, test_grow_after);
+	tcase_add_test(tc, test_jitter);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
