@@ -114,6 +114,11 @@ struct policy_state {
 	unsigned int	use_k1, use_k2;
 	unsigned int	use_n;
 	uint64_t	jitter_ms;
+	/*
+	 * Since when the dead band has held its growth (saturated, its
+	 * share beyond its cores) in every decision (0: not held now).
+	 */
+	uint64_t	dbhold_ms;
 };
 
 void	policy_state_init(struct policy_state *);

@@ -1986,6 +1986,42 @@ START_TEST(test_jitter)
 END_TEST
 
 /*
+ * A growth the dead band holds for a dwell time needs room for half of it,
+ * as whole cores do.  Two guests of weight 300 use 5 CPUs each at first,
+ * then 4.14 for good; two spinlock guests of weight 100 keep every vCPU
+ * they are given busy, on 16 pCPUs.  Shrunk to 3 vCPUs while the big ones
+ * used 5, the spinlock guests' share is 3.86 CPUs afterwards: one grows
+ * to 4, the other is held at 3 by the dead band (0.86 core), and the full
+ * growth does not fit (15.28 + 1 > 16), which left 0.72 pCPUs idle for
+ * good.  After a dwell time held, it grows to 4 as well.
+ */
+START_TEST(test_dead_band_room)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	unsigned int	 i, p;
+	bool		 held = false;
+
+	for (i = 0; i < 4; i++)
+		tbed_add(b, 8, 1, i < 2 ? 300 : 100);
+	for (p = 0; p < 20; p++) {
+		for (i = 0; i < 2; i++)
+			tvm_load(b->v[i], p < 3 ? 5.0 : 4.14, 0);
+		for (i = 2; i < 4; i++)
+			tvm_load(b->v[i], p == 0 ? 8 : pref(b, i), 0);
+		tbed_step(b);
+		for (i = 2; i < 4; i++)
+			if (b->out[i].reason == POLICY_R_HOLD_DEAD_BAND &&
+			    pref(b, i) == 3)
+				held = true;
+	}
+	ck_assert(held);
+	for (i = 2; i < 4; i++)
+		ck_assert_msg(pref(b, i) == 4, "vm%u: %s", i, b->out[i].why);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2095,6 +2131,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_room);
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
+	tcase_add_test(tc, test_dead_band_room);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
