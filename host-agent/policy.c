@@ -109,6 +109,13 @@
  *   grown to 10-11 vCPUs, 1.005x).  A VM whose guest runs fewer tasks
  *   than that would leave the vCPUs idle: not grown.  Such a growth
  *   counts as growth into room: shrunk back soon after, it is held too.
+ * - The dead band does not hold a VM whose own demand rose: its claim met
+ *   for 3 decisions in a row (it had cores it did not use, kept from a
+ *   peak), then saturated at them.  Its share was its claim, so the move
+ *   is no small one; held, a guest whose demand swaps with another's
+ *   every 10 s kept the 4 cores of its last peak for the whole phase
+ *   where its share was 4.9 (flip-mixed: 0.99x -> 1.01x no steering,
+ *   every other scenario unchanged).  Not where demand jitters.
  * - Growth by share waits grow-after periods (1 by default: at once) of
  *   a larger share in a row, to the fewest cores of those periods.  A
  *   neighbour whose demand dips for one period then moves nobody
@@ -191,6 +198,8 @@
 #define POLICY_JITTER		1.0
 #define POLICY_JITTER_MS	60000
 #define POLICY_NOCPU		UINT_MAX
+/* Decisions in a row a claim was met before a rise is its own demand. */
+#define POLICY_MET_PERIODS	3
 
 enum pvm_kind {
 	PVM_AUTO,		/* steered by the engine */
@@ -1509,6 +1518,21 @@ policy_targets(const struct policy_vm *vms, struct pvm *pv, struct pdom *d,
 }
 
 /*
+ * Whether a VM's growth is its own demand rising, not its share moving a
+ * little: its claim was met for POLICY_MET_PERIODS decisions in a row
+ * (it had more cores than it used: kept from a peak, or its headroom),
+ * and now it is saturated at them.  Its share was its claim; the dead
+ * band does not hold such a growth.  Not where demand jitters, nor where
+ * grow-after asks for more than one period: there every growth waits.
+ */
+static bool
+policy_claim_rose(const struct policy_state *st, const struct pvm *p)
+{
+	return p->wait < 2 && st->init && p->saturated &&
+	    st->met_n >= POLICY_MET_PERIODS;
+}
+
+/*
  * Damp one steered VM of a contended domain: decide between its target k
  * and its current cores.  Shrinks that only the dead band would hold are
  * marked and settled afterwards against the domain's capacity.
@@ -1527,7 +1551,8 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 	if (p->cur_k < p->lo_k || p->cur_k > p->hi_k)
 		return;
 	if (p->k > p->cur_k) {
-		if (sc - p->cur_k < cfg->dead_band - POLICY_EPS) {
+		if (sc - p->cur_k < cfg->dead_band - POLICY_EPS &&
+		    !policy_claim_rose(st, p)) {
 			/* Settled afterwards: it grows where there is room. */
 			p->db_grow = p->saturated ? p->k : 0;
 			p->k = p->cur_k;
@@ -2182,6 +2207,11 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		    st->use_n + 1 : 2;
 		if (pv[i].jitter)
 			st->jitter_ms = host->now_ms;
+		if (pv[i].kind != PVM_AUTO || pv[i].saturated ||
+		    policy_cost(&pv[i], pv[i].k) < pv[i].claim - POLICY_EPS)
+			st->met_n = 0;
+		else if (st->met_n < UCHAR_MAX)
+			st->met_n++;
 		if (!pv[i].db_held || out[i].changed)
 			st->dbhold_ms = 0;
 		else if (st->dbhold_ms == 0)

@@ -119,6 +119,11 @@ struct policy_state {
 	 * share beyond its cores) in every decision (0: not held now).
 	 */
 	uint64_t	dbhold_ms;
+	/*
+	 * Decisions in a row (up to 255) that met its claim: its own demand,
+	 * not its share, held it.
+	 */
+	unsigned int	met_n;
 };
 
 void	policy_state_init(struct policy_state *);

@@ -2022,6 +2022,46 @@ START_TEST(test_dead_band_room)
 END_TEST
 
 /*
+ * Demand that moves between guests: a and c swap between 8 and 2 busy
+ * tasks every 10 periods, next to b, which keeps every vCPU it is given
+ * busy, and d, which uses 4.1 CPUs, on 16 pCPUs.  The guest whose demand
+ * rises keeps the cores of its last peak (4) and its share is then 4.9
+ * CPUs: a rise of its claim from 2 to a share of 4.9 is no small move of
+ * the share, and it grows to 5 at once, where the dead band held it at 4
+ * for the whole phase (a pCPU idle; flip-mixed: 0.99x no steering).
+ */
+START_TEST(test_claim_rise)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	unsigned int	 i, p;
+
+	for (i = 0; i < 4; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 60; p++) {
+		bool	 a_busy = (p / 10) % 2 == 0;
+		double	 want[4];
+
+		want[0] = a_busy ? 8 : 2;
+		want[1] = 8;
+		want[2] = a_busy ? 2 : 8;
+		want[3] = 4.1;
+		for (i = 0; i < 4; i++)
+			tvm_load(b->v[i], p > 0 && want[i] > pref(b, i) ?
+			    pref(b, i) : want[i], 0);
+		tbed_step(b);
+		/* From the second swap on, the riser has 4 cores kept. */
+		if (p >= 20 && p % 10 == 0) {
+			i = a_busy ? 0 : 2;
+			ck_assert_msg(pref(b, i) == 5, "period %u: %s", p,
+			    b->out[i].why);
+			ck_assert_int_eq(b->out[i].reason, POLICY_R_GROW);
+		}
+	}
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2132,6 +2172,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
 	tcase_add_test(tc, test_dead_band_room);
+	tcase_add_test(tc, test_claim_rise);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
 	tcase_add_test(tc, test_invalid_config_host);
 	tcase_add_test(tc, test_ewma);
