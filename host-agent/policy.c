@@ -1543,6 +1543,7 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 {
 	const struct policy_state *st = vm->state;
 	double		 sc = policy_share_cores(p);
+	bool		 shrink_waits;
 
 	p->reason = POLICY_R_FAIR_SHARE;
 	if (p->k == p->cur_k)
@@ -1585,10 +1586,9 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 	 * them: a neighbour's demand that rises for a period moves nobody.
 	 * A VM whose own claim fell shrinks at once.
 	 */
-	if (p->wait >= 2 && !p->saturated &&
-	    policy_cost(p, p->k) >= p->claim - POLICY_EPS)
-		p->wait = 1;
-	if (p->wait >= 2) {
+	shrink_waits = p->wait >= 2 && (p->saturated ||
+	    policy_cost(p, p->k) < p->claim - POLICY_EPS);
+	if (shrink_waits) {
 		p->shrink_wanted = st->shrink_wanted + 1;
 		p->shrink_k = st->shrink_wanted != 0 &&
 		    st->shrink_k > p->k && st->shrink_k < p->cur_k ?
@@ -1605,7 +1605,7 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 		p->k = p->cur_k;
 		return;
 	}
-	if (p->wait >= 2) {
+	if (shrink_waits) {
 		if (p->shrink_wanted < 2) {
 			p->reason = POLICY_R_HOLD_SHRINK;
 			p->k = p->cur_k;
@@ -1896,11 +1896,6 @@ policy_release(const struct policy_vm *vm, struct pvm *p, uint64_t now_ms)
 }
 
 /*
- * Phase "damp" of one domain: count its contention, hold the moves that
- * damping defers, settle the dead band against the capacity, and name
- * the reasons.
- */
-/*
  * Whether a domain's demand jittered lately: the VMs whose sets stayed the
  * same over the last three samples used POLICY_JITTER CPUs less (or more)
  * in the middle one than in both the others, and the last is within that
@@ -1951,6 +1946,11 @@ policy_held_long(const struct policy_config *cfg,
 	    !policy_lately(now_ms, st->dbhold_ms, cfg->dwell_ms);
 }
 
+/*
+ * Phase "damp" of one domain: count its contention, hold the moves that
+ * damping defers, settle the dead band against the capacity, and name
+ * the reasons.
+ */
 static void
 policy_settle(struct pwork *w, struct pdom *d)
 {
