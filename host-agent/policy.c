@@ -109,6 +109,16 @@
  *   grown to 10-11 vCPUs, 1.005x).  A VM whose guest runs fewer tasks
  *   than that would leave the vCPUs idle: not grown.  Such a growth
  *   counts as growth into room: shrunk back soon after, it is held too.
+ * - A VM first decided with all its cores under contention has them as
+ *   if grown into room: shrunk from them within a minute (start-up), it
+ *   is held the same way, without first being released to find out
+ *   (barrier-big: 16 -> 8 -> 16 -> 8 -> 10 -> 11 vCPUs in 8 s, now 16 ->
+ *   8 -> 10 -> 11 in 4 s; barrier-burst 1.5 -> 1.0 changes per VM per
+ *   minute).  Only the first shrink after such a growth counts.  A hold
+ *   lifts when releasing the held VMs would fit: each counts at what it
+ *   used before its shrink, scaled as its use (the more of its last two
+ *   periods) stands to its use right after the shrink; a VM whose work
+ *   fell, not its vCPUs, is released.
  * - The dead band does not hold a VM whose own demand rose: its claim met
  *   for 3 decisions in a row (it had cores it did not use, kept from a
  *   peak), then saturated at them.  Its share was its claim, so the move
@@ -258,6 +268,7 @@ struct pvm {
 	bool		db_held;	/* and not held from room (regrow) */
 	unsigned int	room_k;		/* no contention: see policy_room */
 	bool		regrow_held;	/* room may not grow it: see settle */
+	double		regrow_est;	/* use back at regrow_k: see release */
 	bool		room_grown;	/* grown into room: see settle */
 	unsigned int	grow_wanted;	/* see policy_state, this one counted */
 	unsigned int	grow_k;
@@ -280,6 +291,7 @@ struct pdom {
 	bool		jittery;	/* a VM's demand came back lately */
 	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
+	bool		regrow_free;	/* released, the held fit: release */
 };
 
 /* One VM in a water-fill: weight, least and most CPUs, result. */
@@ -1664,14 +1676,20 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    ", within half a core" : "", o->vcpus);
 		break;
 	case POLICY_R_HOLD_REGROW:
+		if (p->regrow_est >= 0)
+			snprintf(cl, sizeof(cl), ", where it would use %.2f "
+			    "CPUs", p->regrow_est);
+		else
+			cl[0] = '\0';
 		snprintf(s, len, "no contention: claims %.2f of %.2f CPUs, "
 		    "but not grown to %s %u vCPUs: shrunk from %u cores "
-		    "%llu s ago, soon after growing to them (held %llu s) "
+		    "%llu s ago, soon after it got them (held %llu s)%s "
 		    "-> %u vCPUs %s", d->claims, d->capacity,
 		    p->hi_k < p->nusable ? "max-cores'" : "all",
-		    p->cum[p->hi_k], vm->state->regrow_k, (unsigned long long)
+		    p->cum[p->hi_k], vm->state->regrow_k,
+		    (unsigned long long)
 		    (host->now_ms - vm->state->regrow_ms) / 1000,
-		    (unsigned long long)vm->state->regrow_hold / 1000,
+		    (unsigned long long)vm->state->regrow_hold / 1000, cl,
 		    o->vcpus, p->room_grown ? "grown into room, its share of "
 		    "it, as tasks wait" : "kept");
 		break;
@@ -1714,7 +1732,7 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		if (p->regrow_held && off < len)
 			snprintf(s + off, len - off, "; not grown into room "
 			    "to %u cores: shrunk from %u %llu s ago, soon "
-			    "after growing to them (held %llu s)", p->db_grow,
+			    "after it got them (held %llu s)", p->db_grow,
 			    vm->state->regrow_k, (unsigned long long)
 			    (host->now_ms - vm->state->regrow_ms) / 1000,
 			    (unsigned long long)vm->state->regrow_hold / 1000);
@@ -1874,13 +1892,15 @@ policy_queued(const struct policy_vm *vm, const struct pvm *p)
  * went 8 -> 4 -> 5 -> 8 every 6 s (42 changes/min).
  */
 static void
-policy_release(const struct policy_vm *vm, struct pvm *p, uint64_t now_ms)
+policy_release(const struct policy_vm *vm, struct pvm *p,
+    const struct pdom *d, uint64_t now_ms)
 {
 	const struct policy_state *st = vm->state;
 
 	if (p->k <= p->cur_k)
 		return;
-	if (p->saturated || !policy_regrow_held(st, p->k, now_ms)) {
+	if (p->saturated || d->regrow_free ||
+	    !policy_regrow_held(st, p->k, now_ms)) {
 		p->room_grown = true;
 		return;
 	}
@@ -1893,6 +1913,51 @@ policy_release(const struct policy_vm *vm, struct pvm *p, uint64_t now_ms)
 	p->room_grown = p->k > p->cur_k && p->k > p->want_k;
 	p->regrow_held = true;
 	p->reason = POLICY_R_HOLD_REGROW;
+}
+
+/*
+ * Whether releasing a domain without contention brings contention back:
+ * each VM that policy_release() would hold counts at what it would use
+ * back at the cores it was shrunk from, its use now scaled as its use
+ * fell with that shrink (a barrier guest used 5.07 CPUs at 8 vCPUs and
+ * 3.70 at 5: at 3.64 now, 4.99 at 8 again).  If that still fits the
+ * capacity, the holds are lifted (regrow_free): its demand fell with its
+ * work, not with its vCPUs.  Not sampled since the shrink: held.
+ */
+static void
+policy_regrow_fits(struct pwork *w, struct pdom *d)
+{
+	const struct policy_vm	*vms = w->vms;
+	struct pvm		*pv = w->pv;
+	const unsigned int	*di = w->idx + d->first;
+	unsigned int		 j;
+	double			 sum = d->claims;
+	bool			 held = false;
+
+	for (j = 0; j < d->nvm; j++) {
+		const struct policy_state *st = vms[di[j]].state;
+		struct pvm	*p = &pv[di[j]];
+		double		 est, now;
+
+		p->regrow_est = -1;
+		if (p->kind != PVM_AUTO || p->saturated ||
+		    p->hi_k <= p->cur_k ||
+		    !policy_regrow_held(st, p->hi_k, w->host->now_ms))
+			continue;
+		held = true;
+		if (vms[di[j]].unmeasured || st->regrow_after <= POLICY_EPS) {
+			sum = INFINITY;
+			continue;
+		}
+		now = p->use > st->use_prev ? p->use : st->use_prev;
+		est = st->regrow_use * now / st->regrow_after;
+		if (est > p->cum[st->regrow_k])
+			est = p->cum[st->regrow_k];
+		p->regrow_est = est;
+		if (est > p->want)
+			sum += est - p->want;
+	}
+	d->regrow_free = held && sum <= d->capacity + POLICY_EPS;
 }
 
 /*
@@ -1963,6 +2028,8 @@ policy_settle(struct pwork *w, struct pdom *d)
 	double			 total = 0;
 
 	policy_jitter(w, d);
+	if (!d->contended)
+		policy_regrow_fits(w, d);
 	for (j = 0; j < d->nvm; j++) {
 		struct pvm	*p = &pv[di[j]];
 		const struct policy_state *st = vms[di[j]].state;
@@ -1976,7 +2043,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 			p->reason = p->k < p->nusable ?
 			    POLICY_R_MAX_CORES :
 			    POLICY_R_NO_CONTENTION;
-			policy_release(&vms[di[j]], p, host->now_ms);
+			policy_release(&vms[di[j]], p, d, host->now_ms);
 			continue;
 		}
 		p->wait = d->jittery && cfg->grow_after < 2 ? 2 :
@@ -2183,6 +2250,15 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 			}
 			continue;
 		}
+		/*
+		 * First decided with all its cores under contention: it has
+		 * them as if grown into room just now.  Shrunk from them
+		 * within a minute, no contention seen while it is confined
+		 * does not hand them all back for a while.
+		 */
+		if (!st->init && pv[i].cur_k == pv[i].nusable &&
+		    pv[i].contended != 0)
+			st->grow_ms = host->now_ms;
 		st->init = true;
 		if (!vms[i].unmeasured)
 			st->demand_unknown = false;
@@ -2239,7 +2315,12 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 				st->regrow_hold = POLICY_REGROW_MS;
 			st->regrow_k = st->cores;
 			st->regrow_ms = host->now_ms;
-		}
+			st->regrow_use = pv[i].use;
+			st->regrow_after = -1;
+			st->grow_ms = 0;
+		} else if (st->regrow_k != 0 && st->regrow_after < 0 &&
+		    !vms[i].unmeasured)
+			st->regrow_after = pv[i].use;
 		if (out[i].changed && pv[i].room_grown)
 			st->grow_ms = host->now_ms;
 		if (out[i].changed) {

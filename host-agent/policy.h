@@ -83,7 +83,10 @@ struct policy_state {
 	 */
 	uint64_t	fell_ms;
 	bool		fell_keep;
-	/* When it was last grown into room the others left: 0 never. */
+	/*
+	 * When it was last grown into room the others left, or first
+	 * decided with all its cores: 0 never, or shrunk since.
+	 */
 	uint64_t	grow_ms;
 	/*
 	 * Shrunk from regrow_k cores within a minute of such a growth, at
@@ -94,6 +97,13 @@ struct policy_state {
 	unsigned int	regrow_k;
 	uint64_t	regrow_ms;
 	uint64_t	regrow_hold;
+	/*
+	 * What it used (run + delay) in the period before that shrink, at
+	 * regrow_k cores, and in the first period after it (-1 until
+	 * sampled): their ratio predicts what it would use given them back.
+	 */
+	double		regrow_use;
+	double		regrow_after;
 	/*
 	 * Periods in a row, up to the last decision, in which its share
 	 * would have grown it beyond the dead band, and the fewest cores it

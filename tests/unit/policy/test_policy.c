@@ -448,10 +448,16 @@ START_TEST(test_persist_and_dwell)
 	ck_assert_int_eq(b->out[1].reason, POLICY_R_FAIR_SHARE);
 	ck_assert_uint_eq(c->st.changes, 2);
 
-	/* Contention ends: growth to all at once, whatever the dwell. */
+	/*
+	 * Contention ends: growth to all, whatever the dwell.  Both were
+	 * shrunk from all their cores at start-up: released once their
+	 * use of two periods no longer predicts contention at them.
+	 */
 	tvm_load(a, 0.5, 0);
 	tvm_load(c, 0.5, 0);
 	b->cfg.ewma_alpha = 1.0;
+	tbed_step(b);
+	ck_assert_int_eq(b->out[1].reason, POLICY_R_HOLD_REGROW);
 	tbed_step(b);
 	ck_assert(!b->out[0].contended);
 	ck_assert_uint_eq(pref(b, 0), 4);
@@ -1763,6 +1769,57 @@ START_TEST(test_regrow_release)
 END_TEST
 
 /*
+ * Two barrier guests of 8 vCPUs on 8 pCPUs use 6 CPUs each (run + delay)
+ * at start-up, then 3 of 4 vCPUs once confined: too few to count as
+ * short, and their claims fit.  No contention seen while confined is not
+ * room: given all 8 back they would use 6 again.  They were shrunk from
+ * all their cores right after start-up, so they are held below them
+ * (hold-regrow; grown into room as tasks wait) while their use scaled
+ * back to 8 vCPUs exceeds the capacity, and released once it does not
+ * (their work fell, not their vCPUs).
+ */
+START_TEST(test_regrow_start)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	unsigned int	 i, p;
+
+	for (i = 0; i < 2; i++) {
+		tbed_add(b, 8, 1, 100);
+		tvm_load(b->v[i], 4.0, 2.0);
+	}
+	tbed_run(b, 2);
+	for (i = 0; i < 2; i++)
+		ck_assert_uint_eq(pref(b, i), 4);
+	for (p = 0; p < 10; p++) {
+		for (i = 0; i < 2; i++)
+			tvm_load(b->v[i], 3.0, 0);
+		tbed_step(b);
+		ck_assert(!b->out[0].contended);
+		for (i = 0; i < 2; i++) {
+			ck_assert_msg(pref(b, i) < 8 &&
+			    b->out[i].reason == POLICY_R_HOLD_REGROW,
+			    "vm%u: %s", i, b->out[i].why);
+			/* Not sampled since the shrink: held all the same. */
+			ck_assert_msg(p == 0 || strstr(b->out[i].why,
+			    "where it would use 6.00 CPUs"), "%s",
+			    b->out[i].why);
+		}
+	}
+	/* Their work falls to a third: 2 CPUs each at 8 fit in 8. */
+	for (p = 0; p < 2; p++) {
+		for (i = 0; i < 2; i++)
+			tvm_load(b->v[i], 1.0, 0);
+		tbed_step(b);
+	}
+	for (i = 0; i < 2; i++)
+		ck_assert_msg(pref(b, i) == 8 &&
+		    b->out[i].reason == POLICY_R_NO_CONTENTION, "vm%u: %s",
+		    i, b->out[i].why);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * A VM whose few tasks leave most of its vCPUs idle is not shrunk into
  * looking short.  It keeps 2 CPUs busy for 10 s, then 0.85 whatever it is
  * given (two tasks of a bursty service), among three guests busy on
@@ -2167,6 +2224,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_censor_threshold);
 	tcase_add_test(tc, test_regrow_held);
 	tcase_add_test(tc, test_regrow_release);
+	tcase_add_test(tc, test_regrow_start);
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
 	tcase_add_test(tc, test_grow_after);
