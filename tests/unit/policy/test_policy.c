@@ -1820,6 +1820,37 @@ START_TEST(test_regrow_start)
 END_TEST
 
 /*
+ * Only the first shrink after a VM got its cores sets a hold: shrunk again
+ * by its share (a neighbour's weight tripled) before any growth, it keeps
+ * the hold of the first (all 8 cores, two minutes), not a hold at its
+ * second size that doubles.
+ */
+START_TEST(test_regrow_once)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	unsigned int	 i, p;
+
+	for (i = 0; i < 2; i++) {
+		tbed_add(b, 8, 1, 100);
+		tvm_load(b->v[i], 6.0, 2.0);
+	}
+	tbed_run(b, 2);
+	ck_assert_uint_eq(pref(b, 0), 4);
+	ck_assert_uint_eq(b->v[0]->st.regrow_k, 8);
+	b->v[1]->vm.weight = 300;
+	for (p = 0; p < 5; p++) {
+		tvm_load(b->v[0], pref(b, 0), 1.0);
+		tvm_load(b->v[1], pref(b, 1), 2.0);
+		tbed_step(b);
+	}
+	ck_assert_msg(pref(b, 0) == 2, "vm0: %s", b->out[0].why);
+	ck_assert_uint_eq(b->v[0]->st.regrow_k, 8);
+	ck_assert_uint_eq(b->v[0]->st.regrow_hold, 120000);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * A VM whose few tasks leave most of its vCPUs idle is not shrunk into
  * looking short.  It keeps 2 CPUs busy for 10 s, then 0.85 whatever it is
  * given (two tasks of a bursty service), among three guests busy on
@@ -2225,6 +2256,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_held);
 	tcase_add_test(tc, test_regrow_release);
 	tcase_add_test(tc, test_regrow_start);
+	tcase_add_test(tc, test_regrow_once);
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
 	tcase_add_test(tc, test_grow_after);
