@@ -368,7 +368,10 @@ def sc_overcommit(lab, hostd):
     # hello could not narrow it yet -- the hello came before the daemon's
     # first sample of the VM, or the agent's first ack (which makes it
     # steerable) after that period's decision.  Under TCG here that was
-    # 4 of 7 runs.
+    # 4 of 7 runs.  Once in CI (a guest busy on both vCPUs under TCG)
+    # the first ack came after two periods' decisions: target 4.  Until
+    # it acks, a VM is not steered (it counts as one without an agent),
+    # so that is the agent's delay, not the policy's; more is a defect.
     m = {vm.name: vm.mark() for vm in (a, b)}
     hostd.start()
     t0 = hostd.started
@@ -377,8 +380,9 @@ def sc_overcommit(lab, hostd):
         pat = APPLIED0 + r"target (\d+)\)"
         t, _ = agent_line(vm, pat, m[vm.name], 60)
         seq = int(re.compile(pat).search(vm.text(), m[vm.name]).group(1))
-        check(seq <= 3, "%s: narrowed by target %d of the new session "
-              "(the hello's and two periods')" % (vm.name, seq))
+        check(seq <= 4, "%s: narrowed by target %d of the new session "
+              "(the hello's and two periods', one more if the first ack "
+              "is late)" % (vm.name, seq))
         back = max(back, t - t0)
     figure("restarted daemon to both targets applied: %.1f s (%.1f periods)"
            % (back, back * 1000 / PERIOD_MS))
