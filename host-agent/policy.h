@@ -85,7 +85,8 @@ struct policy_state {
 	bool		fell_keep;
 	/*
 	 * When it was last grown into room the others left, or first
-	 * decided with all its cores: 0 never, or shrunk since.
+	 * decided with all its cores under contention: 0 never, or shrunk
+	 * since.
 	 */
 	uint64_t	grow_ms;
 	/*
