@@ -1769,6 +1769,24 @@ START_TEST(test_regrow_release)
 END_TEST
 
 /*
+ * Two guests of 8 vCPUs on 8 pCPUs, each showing run + delay CPUs, decided
+ * for the first two periods: shrunk from all their cores at start-up.
+ */
+static struct tbed *
+tbed_startup_pair(double run, double delay)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	unsigned int	 i;
+
+	for (i = 0; i < 2; i++) {
+		tbed_add(b, 8, 1, 100);
+		tvm_load(b->v[i], run, delay);
+	}
+	tbed_run(b, 2);
+	return b;
+}
+
+/*
  * Two barrier guests of 8 vCPUs on 8 pCPUs use 6 CPUs each (run + delay)
  * at start-up, then 3 of 4 vCPUs once confined: too few to count as
  * short, and their claims fit.  No contention seen while confined is not
@@ -1780,14 +1798,9 @@ END_TEST
  */
 START_TEST(test_regrow_start)
 {
-	struct tbed	*b = tbed_new(8, 0);
+	struct tbed	*b = tbed_startup_pair(4.0, 2.0);
 	unsigned int	 i, p;
 
-	for (i = 0; i < 2; i++) {
-		tbed_add(b, 8, 1, 100);
-		tvm_load(b->v[i], 4.0, 2.0);
-	}
-	tbed_run(b, 2);
 	for (i = 0; i < 2; i++)
 		ck_assert_uint_eq(pref(b, i), 4);
 	for (p = 0; p < 10; p++) {
@@ -1827,14 +1840,9 @@ END_TEST
  */
 START_TEST(test_regrow_once)
 {
-	struct tbed	*b = tbed_new(8, 0);
-	unsigned int	 i, p;
+	struct tbed	*b = tbed_startup_pair(6.0, 2.0);
+	unsigned int	 p;
 
-	for (i = 0; i < 2; i++) {
-		tbed_add(b, 8, 1, 100);
-		tvm_load(b->v[i], 6.0, 2.0);
-	}
-	tbed_run(b, 2);
 	ck_assert_uint_eq(pref(b, 0), 4);
 	ck_assert_uint_eq(b->v[0]->st.regrow_k, 8);
 	b->v[1]->vm.weight = 300;
