@@ -346,6 +346,7 @@ session_decide(struct session *s, const struct proto_target *t)
 	struct cpuset			 set;
 	char				 err[PROTO_MAX_ERROR], *text;
 	const char			*error = NULL;
+	uint64_t			 t0;
 
 	if (s->recovering) {
 		session_ack(s, t->seq, NULL, "an earlier run's originals are "
@@ -372,7 +373,8 @@ session_decide(struct session *s, const struct proto_target *t)
 		    "(target %" PRIu64 ")", t->lease_ms, s->lease_ms, t->seq);
 		s->lease_cut_logged = true;
 	}
-	s->lease_end = time_mono_ms() + s->lease_ms;
+	t0 = time_mono_ms();
+	s->lease_end = t0 + s->lease_ms;
 
 	if (s->be == NULL) {
 		error = "no backend works on this guest";
@@ -387,8 +389,8 @@ session_decide(struct session *s, const struct proto_target *t)
 		error = err;
 	} else {
 		text = cpuset_to_str(&set);
-		log_notice("preferring CPUs %s (target %" PRIu64 ")", text,
-		    t->seq);
+		log_notice("preferring CPUs %s (target %" PRIu64 ", applied "
+		    "in %" PRIu64 " ms)", text, t->seq, time_mono_ms() - t0);
 		free(text);
 		s->applied = true;
 		s->set = set;

@@ -568,6 +568,16 @@ def sc_hostile(lab, hostd):
     t, _ = agent_line(a, APPLIED0, ma, 120)
     figure("hostile neighbour: the other VM's target applied %.1f s after "
            "the daemon started" % (t - hostd.started))
+    # The window starts once the daemon counts the neighbour as following
+    # (a slow first apply under TCG can outlast the stale time, and then
+    # the daemon starts a new session, as designed; that is not the flood).
+    d = wait_for("%s following with its target acked" % a.name, lambda: (
+        lambda x: x if x["agent"]["state"] == "following" and
+        x["applied"]["seq"] == x["target"]["seq"] else None)(
+            hostd.domain(a.name)), 60)
+    figure("hostile neighbour: the daemon counts the other VM as following "
+           "%.1f s after it started (target %d acked)"
+           % (time.monotonic() - hostd.started, d["target"]["seq"]))
     rss0 = rss_kib(pid)
     peak = rss0
     seqs = []
@@ -592,15 +602,27 @@ def sc_hostile(lab, hostd):
     check(dh["agent"]["state"] != "following",
           "the hostile VM is not counted as following (%s)"
           % dh["agent"]["state"])
-    lag = max(ts - ap for _, ts, ap, _ in seqs)
+    figure("hostile neighbour: the other VM's targets not yet acked, one "
+           "sample a second: %s" % " ".join(
+               "%d%s" % (ts - ap, "" if st == "following" else "(" + st + ")")
+               for _, ts, ap, st in seqs))
+    took = [int(x) for x in re.findall(
+        r"^prefcpu-guestd: preferring CPUs .* applied in (\d+) ms\)$",
+        a.text(), re.M)]
+    figure("hostile neighbour: the other VM's agent applied %d sets, in %s "
+           "ms" % (len(took), " ".join(str(x) for x in took)))
     lost = [(t - seqs[0][0], ts, ap, st) for t, ts, ap, st in seqs
             if st != "following"]
+    # Following: no target of the VM waited for its ack longer than the
+    # daemon's stale time (3 periods), at every sample.
     check(not lost, "the other VM's agent followed all along%s" % (
         "" if not lost else " (not from %.0f s to %.0f s of the 30: %s; "
         "first: target %d, acked %d)" % (
             lost[0][0], lost[-1][0], lost[0][3], lost[0][1], lost[0][2])))
-    check(lag <= 2, "the other VM's acks kept up with its targets (max "
-          "lag %d targets)" % lag)
+    late = [ts - ap for _, ts, ap, _ in seqs if ts - ap > 1]
+    check(len(late) * 10 <= len(seqs), "the other VM's acks kept up with "
+          "its targets: %d of %d samples more than one target behind (at "
+          "most a tenth)" % (len(late), len(seqs)))
     check(seqs[-1][1] - seqs[0][1] >= 20,
           "the other VM got a target every period (%d in 30 s)"
           % (seqs[-1][1] - seqs[0][1]))
@@ -806,10 +828,13 @@ def dump(lab, hostd):
     for vm in lab.vms.values():
         lines = vm.text().splitlines()
         mon = [ln for ln in lines if ln.startswith("lab-mon")]
-        print("--- console of %s (last lines besides lab-mon; last "
-              "lab-mon) ---\n%s" % (vm.name, "\n".join(
-                  [ln for ln in lines if not ln.startswith("lab-mon")][-8:]
-                  + mon[-1:])), flush=True)
+        agent = [ln for ln in lines if ln.startswith("prefcpu-guestd:")]
+        other = [ln for ln in lines if not ln.startswith(
+            ("lab-mon", "prefcpu-guestd:"))]
+        print("--- console of %s (its agent's last 30 lines; the last 8 "
+              "others besides lab-mon; the last lab-mon) ---\n%s"
+              % (vm.name, "\n".join(agent[-30:] + other[-8:] + mon[-1:])),
+              flush=True)
 
 
 if __name__ == "__main__":
