@@ -207,7 +207,7 @@ write_csv(const char *dir, const struct scen *sc, const struct run *runs,
 	g = open_out(dir, sc->name, "-vms.csv");
 	fprintf(f, "scenario,policy,work_s,work_vs_none,jain,"
 	    "preemptions_per_s,spin_share,steal_share,idle_share,settle_s,"
-	    "band_s,steady_changes_per_min,runtime_s\n");
+	    "band_s,steady_changes_per_min,moved_vcpus,runtime_s\n");
 	fprintf(g, "scenario,policy,vm,vcpus,threads,weight,agent,workload,"
 	    "work_s,entitled_s\n");
 	for (i = 0; i < n; i++) {
@@ -216,11 +216,12 @@ write_csv(const char *dir, const struct scen *sc, const struct run *runs,
 		fmt_settle(s, settle, sizeof settle, false, false);
 		fmt_settle(s, band, sizeof band, false, true);
 		fprintf(f, "%s,%s,%.3f,%.4f,%.4f,%.2f,%.4f,%.4f,%.4f,\"%s\","
-		    "\"%s\",%.2f,%.3f\n", sc->name, ctl_name(runs[i].kind),
-		    s->work_s, base > 0 ? s->work_s / base : 0, s->jain,
+		    "\"%s\",%.2f,%llu,%.3f\n", sc->name,
+		    ctl_name(runs[i].kind), s->work_s,
+		    base > 0 ? s->work_s / base : 0, s->jain,
 		    s->preempt_per_s, s->spin_share, s->steal_share,
 		    s->idle_share, settle, band, s->steady_changes_per_min,
-		    runs[i].runtime_s);
+		    (unsigned long long)s->moved, runs[i].runtime_s);
 		for (j = 0; j < sc->nvms; j++) {
 			const struct scen_vm *vm = &sc->vms[j];
 

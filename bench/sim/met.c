@@ -159,9 +159,11 @@ met_summary(const struct met *m, struct met_summary *s)
 	size_t			 i, k;
 
 	s->work_s = 0;
+	s->moved = 0;
 	for (i = 0; i < m->nvm; i++) {
 		sim_vm_stat(m->sim, (unsigned int)i, &st);
 		s->work_s += st.work_us / 1e6;
+		s->moved += st.moved;
 		run += st.run_us;
 		delay += st.delay_us;
 		spin += st.spin_us;

@@ -32,6 +32,7 @@ struct met_summary {
 	double		steal_share;	/* delay / (run + delay) */
 	double		steady_changes_per_min;
 	double		idle_share;	/* of host pCPU time */
+	uint64_t	moved;		/* vCPUs into or out of sets, all VMs */
 	const struct met_window *win;
 	size_t		nwin;
 };

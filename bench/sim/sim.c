@@ -790,8 +790,11 @@ sim_set_preferred(struct sim *s, unsigned int i, const struct cpuset *set)
 		return;
 	vm->pref = c;
 	vm->changes++;
-	for (j = 0; j < vm->cfg->vcpus; j++)
+	for (j = 0; j < vm->cfg->vcpus; j++) {
+		if (vm->prefv[j] != cpuset_isset(&c, j))
+			vm->st.moved++;
 		vm->prefv[j] = cpuset_isset(&c, j);
+	}
 }
 
 const struct cpuset *

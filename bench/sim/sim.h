@@ -24,6 +24,7 @@ struct sim_vm_stat {
 	double		run_us;		/* vCPU threads on a pCPU with a task */
 	double		delay_us;	/* vCPU threads runnable, not running */
 	uint64_t	preempt;	/* vCPU threads descheduled while runnable */
+	uint64_t	moved;		/* vCPUs that entered or left the set */
 };
 
 /* The scenario must outlive the simulation. */

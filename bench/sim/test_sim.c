@@ -266,6 +266,36 @@ START_TEST(preferred_set_honoured)
 }
 END_TEST
 
+/* moved counts each vCPU that entered or left the set, nothing else. */
+START_TEST(moved_vcpus_counted)
+{
+	struct scen		sc;
+	struct sim		*s;
+	struct cpuset		pref;
+	struct sim_vm_stat	st;
+
+	load(&sc, "name t\npcpus 16\nduration 1\nvm a vcpus=8\n");
+	s = sim_new(&sc);
+	cpuset_zero(&pref);
+	cpuset_set_range(&pref, 2, 4);
+	sim_set_preferred(s, 0, &pref);		/* 0-1 and 5-7 leave */
+	sim_vm_stat(s, 0, &st);
+	ck_assert_uint_eq(st.moved, 5);
+	sim_set_preferred(s, 0, &pref);		/* the same set */
+	cpuset_zero(&pref);
+	sim_set_preferred(s, 0, &pref);		/* refused */
+	sim_vm_stat(s, 0, &st);
+	ck_assert_uint_eq(st.moved, 5);
+	cpuset_set_range(&pref, 3, 5);
+	sim_set_preferred(s, 0, &pref);		/* 2 leaves, 5 enters */
+	sim_vm_stat(s, 0, &st);
+	ck_assert_uint_eq(st.moved, 7);
+	ck_assert_uint_eq(sim_pref_changes(s, 0), 2);
+	sim_free(s);
+	scen_free(&sc);
+}
+END_TEST
+
 START_TEST(waterfill)
 {
 	double	claim[] = { 1, 10, 10 }, w[] = { 1, 1, 2 }, share[3];
@@ -366,6 +396,7 @@ main(void)
 	tcase_add_test(tc, work_conserved_undersubscribed);
 	tcase_add_test(tc, shares_by_weight);
 	tcase_add_test(tc, preferred_set_honoured);
+	tcase_add_test(tc, moved_vcpus_counted);
 	tcase_add_test(tc, waterfill);
 	tcase_add_test(tc, policies_reach_fair_share);
 	tcase_add_test(tc, coordination_beats_overcommit);
