@@ -377,7 +377,7 @@ def sc_overcommit(lab, hostd):
     t0 = hostd.started
     back = 0
     for vm in (a, b):
-        pat = APPLIED0 + r"target (\d+)\)"
+        pat = APPLIED0 + r"target (\d+),"
         t, _ = agent_line(vm, pat, m[vm.name], 60)
         seq = int(re.compile(pat).search(vm.text(), m[vm.name]).group(1))
         check(seq <= 4, "%s: narrowed by target %d of the new session "
