@@ -144,6 +144,13 @@
  *   decides.  bursty-slow: 3-21 changes/min over 4 VMs -> 0-3, 1.07-1.08x
  *   -> 1.07-1.09x no steering; every other scenario unchanged, as its
  *   demand moves for good or not at all (flip-together stays 1.00x).
+ * - A surge waits a period too: where a VM saturates its cores using
+ *   more than the most it used in the last POLICY_PEAK_MS, it grows at
+ *   once but the others' shrinks by share wait for a second period of
+ *   it (hold-shrink), in any domain.  A burst of one period beyond what
+ *   a guest showed lately moves nobody; a wake-up takes its share within
+ *   two periods; demand coming back to a level it reached lately (a
+ *   guest flipping every 5 s) moves the others at once (policy_surge).
  * - Demand is the last period's (ewma-alpha 1 by default): the dead band
  *   and the dwell, not a moving average, keep steady input steady, and a
  *   VM whose demand falls gives its share back within a period.
@@ -268,6 +275,7 @@ struct pvm {
 	bool		db_held;	/* and not held from room (regrow) */
 	unsigned int	room_k;		/* no contention: see policy_room */
 	bool		regrow_held;	/* room may not grow it: see settle */
+	bool		surge;		/* its domain's: see policy_surge */
 	double		regrow_est;	/* use back at regrow_k: see release */
 	bool		room_grown;	/* grown into room: see settle */
 	unsigned int	grow_wanted;	/* see policy_state, this one counted */
@@ -289,6 +297,7 @@ struct pdom {
 	double		rogue_cpus;	/* what they are counted at */
 	bool		contended;
 	bool		jittery;	/* a VM's demand came back lately */
+	const struct policy_vm *surge;	/* a VM that surged: policy_surge */
 	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
 	bool		regrow_free;	/* released, the held fit: release */
@@ -1596,9 +1605,10 @@ policy_damp(const struct policy_config *cfg, const struct policy_vm *vm,
 	 * met at the new cores) waits two periods of a smaller share in a
 	 * row too, counted through the holds below, to the most cores of
 	 * them: a neighbour's demand that rises for a period moves nobody.
-	 * A VM whose own claim fell shrinks at once.
+	 * So does one in a domain where a VM surged (policy_surge).  A VM
+	 * whose own claim fell shrinks at once.
 	 */
-	shrink_waits = p->wait >= 2 && (p->saturated ||
+	shrink_waits = (p->wait >= 2 || p->surge) && (p->saturated ||
 	    policy_cost(p, p->k) < p->claim - POLICY_EPS);
 	if (shrink_waits) {
 		p->shrink_wanted = st->shrink_wanted + 1;
@@ -1756,11 +1766,20 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    o->vcpus);
 		break;
 	case POLICY_R_HOLD_SHRINK:
-		snprintf(s, len, "shrink to fair share %.2f CPUs (%u cores) "
-		    "deferred: smaller share %u of %u periods, a VM's "
-		    "demand came back within a period lately -> %u vCPUs",
-		    p->share, p->shrink_k, p->shrink_wanted, p->wait,
-		    o->vcpus);
+		if (p->wait < 2)
+			snprintf(s, len, "shrink to fair share %.2f CPUs (%u "
+			    "cores) deferred: smaller share 1 of 2 periods, "
+			    "%s surged past all it used in the last %u s -> "
+			    "%u vCPUs", p->share, p->shrink_k,
+			    d->surge != NULL && d->surge->name != NULL ?
+			    d->surge->name : "a VM",
+			    POLICY_PEAK_MS / 1000, o->vcpus);
+		else
+			snprintf(s, len, "shrink to fair share %.2f CPUs (%u "
+			    "cores) deferred: smaller share %u of %u periods, "
+			    "a VM's demand came back within a period lately "
+			    "-> %u vCPUs", p->share, p->shrink_k,
+			    p->shrink_wanted, p->wait, o->vcpus);
 		break;
 	case POLICY_R_UNSTEERED:
 	case POLICY_R_MODE_OFF:
@@ -2002,6 +2021,38 @@ policy_jitter(struct pwork *w, struct pdom *d)
 	}
 }
 
+/*
+ * Whether a steered VM of the domain surged: saturated at its cores and
+ * using more than the most it used in the last POLICY_PEAK_MS (its peak,
+ * kept that long after it last reached it).  Its claim is then all its
+ * vCPUs, on one period's sample of a demand it has not shown lately: a
+ * guest of weight 400 bursting 300 ms in 2 s, saturating the 2 vCPUs it
+ * kept, took its share of 4.67 of 7 CPUs from two busy neighbours, which
+ * shrank 3 -> 1 and grew back the next period (18 changes per VM per
+ * minute, 0.92x no steering).  The others' shrinks by share then wait a
+ * second period (policy_damp), so a burst of one period moves nobody
+ * and a wake-up takes its share within two.  Demand that comes back to a
+ * level it reached lately (a guest flipping every 5 s) is no surge: the
+ * others give way at once, as before.  Returns the VM, or NULL.
+ */
+static const struct policy_vm *
+policy_surge(const struct pwork *w, const struct pdom *d)
+{
+	const unsigned int	*di = w->idx + d->first;
+	unsigned int		 j;
+
+	for (j = 0; j < d->nvm; j++) {
+		const struct policy_state *st = w->vms[di[j]].state;
+		const struct pvm	*p = &w->pv[di[j]];
+
+		if (p->kind == PVM_AUTO && st->init &&
+		    !w->vms[di[j]].unmeasured && p->saturated &&
+		    p->use > st->peak + POLICY_EPS)
+			return &w->vms[di[j]];
+	}
+	return NULL;
+}
+
 /* Whether the dead band has held a VM's growth for a dwell time. */
 static bool
 policy_held_long(const struct policy_config *cfg,
@@ -2028,6 +2079,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 	double			 total = 0;
 
 	policy_jitter(w, d);
+	d->surge = policy_surge(w, d);
 	if (!d->contended)
 		policy_regrow_fits(w, d);
 	for (j = 0; j < d->nvm; j++) {
@@ -2048,6 +2100,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 		}
 		p->wait = d->jittery && cfg->grow_after < 2 ? 2 :
 		    cfg->grow_after;
+		p->surge = d->surge != NULL;
 		policy_damp(cfg, &vms[di[j]], host, p);
 		total += policy_cost(p, p->k);
 	}

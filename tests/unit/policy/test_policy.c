@@ -641,7 +641,16 @@ START_TEST(test_grow_on_saturation)
 	ck_assert_uint_eq(pref(b, 1), 4);
 	ck_assert_int_eq(b->out[1].reason, POLICY_R_GROW);
 	ck_assert(strstr(b->out[1].why, "saturated"));
-	/* a had its last change long ago: it gives way at once. */
+	/*
+	 * c uses more than it did in the last 10 s (a surge): a, whose last
+	 * change was long ago, gives way a period later, if c stays busy.
+	 */
+	ck_assert_uint_eq(pref(b, 0), 7);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_SHRINK);
+	ck_assert_msg(strstr(b->out[0].why, "vm1 surged"), "%s",
+	    b->out[0].why);
+	tvm_load(c, 4.0, 0);
+	tbed_step(b);
 	ck_assert_uint_eq(pref(b, 0), 4);
 	ck_assert_uint_le(pref(b, 0) + pref(b, 1), 8);
 	/* Now it keeps its 4 vCPUs busy: it stays saturated, and stays. */
@@ -649,6 +658,80 @@ START_TEST(test_grow_on_saturation)
 	tbed_run(b, 20);
 	ck_assert_uint_eq(pref(b, 0), 4);
 	ck_assert_uint_eq(pref(b, 1), 4);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * A burst of one period beyond anything a VM used lately moves nobody: a
+ * guest of weight 400 saturating the 2 vCPUs it kept for one period next
+ * to two busy guests (bench/sim sweep bursty-05: they shrank 3 -> 1 and
+ * grew back the next period).  The same VM busy for a second period
+ * takes its share; coming back to that level later is no surge.
+ */
+START_TEST(test_surge_waits_a_period)
+{
+	struct tbed	*b = tbed_new(8, 0);
+	struct tvm	*a = tbed_add(b, 8, 1, 100);
+	struct tvm	*c = tbed_add(b, 8, 1, 100);
+	struct tvm	*s = tbed_add(b, 8, 1, 400);
+	unsigned int	 ka, kc;
+
+	tvm_load(a, 4.0, 4.0);
+	tvm_load(c, 4.0, 4.0);
+	tvm_load(s, 0.5, 0);
+	tbed_run(b, 15);
+	ka = pref(b, 0);
+	kc = pref(b, 1);
+	ck_assert_uint_ge(ka, 3);
+	ck_assert_uint_ge(kc, 3);
+	ck_assert_uint_le(pref(b, 2), 2);
+
+	/* One period of a burst, then back to 0.5: a and c never move. */
+	tvm_load(s, (double)pref(b, 2), 0);
+	tbed_step(b);
+	ck_assert(b->out[2].saturated);
+	ck_assert_uint_eq(pref(b, 0), ka);
+	ck_assert_uint_eq(pref(b, 1), kc);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_SHRINK);
+	ck_assert_msg(strstr(b->out[0].why, "vm2 surged past all it used"),
+	    "%s", b->out[0].why);
+	tvm_load(s, 0.5, 0);
+	tbed_run(b, 3);
+	ck_assert_uint_eq(pref(b, 0), ka);
+	ck_assert_uint_eq(pref(b, 1), kc);
+
+	/*
+	 * Busy for good (and a task waiting): it grows at once, the others
+	 * give way on the second period.
+	 */
+	tbed_run(b, 15);
+	ka = pref(b, 0);
+	kc = pref(b, 1);
+	ck_assert_uint_eq(pref(b, 2), 1);
+	tvm_load(s, (double)pref(b, 2), 1.0);
+	tbed_step(b);
+	ck_assert_uint_gt(pref(b, 2), 1);
+	ck_assert_uint_eq(pref(b, 0), ka);
+	ck_assert_uint_eq(pref(b, 1), kc);
+	ck_assert_int_eq(b->out[0].reason, POLICY_R_HOLD_SHRINK);
+	tvm_load(s, (double)pref(b, 2), 1.0);
+	tbed_step(b);
+	ck_assert_uint_lt(pref(b, 0) + pref(b, 1), ka + kc);
+	tvm_load(s, (double)pref(b, 2), 1.0);
+	tbed_run(b, 10);
+	ck_assert_uint_le(pref(b, 0) + pref(b, 1) + pref(b, 2), 9);
+
+	/*
+	 * Back at 0.5 for a few seconds, then busy again at the level it
+	 * reached: no surge, the others give way at once.
+	 */
+	tvm_load(s, 0.5, 0);
+	tbed_run(b, 3);
+	ka = pref(b, 0);
+	tvm_load(s, (double)pref(b, 2), 0);
+	tbed_step(b);
+	ck_assert_int_ne(b->out[0].reason, POLICY_R_HOLD_SHRINK);
 	tbed_free(b);
 }
 END_TEST
@@ -2245,6 +2328,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_persist_resets);
 	tcase_add_test(tc, test_bounds_change);
 	tcase_add_test(tc, test_grow_on_saturation);
+	tcase_add_test(tc, test_surge_waits_a_period);
 	tcase_add_test(tc, test_wakeup);
 	tcase_add_test(tc, test_conserve_noisy);
 	tcase_add_test(tc, test_stable);
