@@ -1766,15 +1766,21 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		    o->vcpus);
 		break;
 	case POLICY_R_HOLD_SHRINK:
-		if (p->wait < 2)
+		if (d->surge != NULL && !d->jittery) {
+			char	name[64];
+
+			if (d->surge->name == NULL)
+				snprintf(name, sizeof(name), "a VM");
+			else
+				str_escape(name, sizeof(name), d->surge->name,
+				    strlen(d->surge->name));
 			snprintf(s, len, "shrink to fair share %.2f CPUs (%u "
-			    "cores) deferred: smaller share 1 of 2 periods, "
+			    "cores) deferred: smaller share %u of 2 periods, "
 			    "%s surged past all it used in the last %u s -> "
 			    "%u vCPUs", p->share, p->shrink_k,
-			    d->surge != NULL && d->surge->name != NULL ?
-			    d->surge->name : "a VM",
-			    POLICY_PEAK_MS / 1000, o->vcpus);
-		else
+			    p->shrink_wanted, name, POLICY_PEAK_MS / 1000,
+			    o->vcpus);
+		} else
 			snprintf(s, len, "shrink to fair share %.2f CPUs (%u "
 			    "cores) deferred: smaller share %u of %u periods, "
 			    "a VM's demand came back within a period lately "
