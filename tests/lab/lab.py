@@ -111,8 +111,9 @@ def init_ran(console):
 def panicked_in_boot(console):
     """True if a guest's console shows a kernel panic before our /init
     printed anything: under TCG the 6.12 kernel rarely faults in early
-    boot (seen once in sched_init_debug), before any of prefcpu runs, and
-    such a guest is worth one more start."""
+    boot (seen in sched_init_debug, and as an int3 Oops in
+    sched_clock_cpu), before any of prefcpu runs, and such a guest is
+    worth one more start."""
     return "Kernel panic" in console and not init_ran(console)
 
 

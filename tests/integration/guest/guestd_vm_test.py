@@ -301,6 +301,14 @@ def boot(version, vmlinuz, initrd, work, attempt):
         return drive(version, qemu, sock, console)
     except Fail:
         text = console.text() if os.path.exists(console_path) else ""
+        if panicked_in_boot(text) and qemu.poll() is None:
+            # The channel can fail while the panicked guest is still
+            # shutting its CPUs down: QEMU exits (-no-reboot) soon after.
+            try:
+                qemu.wait(15)
+            except subprocess.TimeoutExpired:
+                pass
+            text = console.text()
         if qemu.poll() is not None and panicked_in_boot(text) and \
                 attempt == 1:
             print("the guest kernel panicked during its own boot, before "
