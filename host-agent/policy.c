@@ -406,12 +406,26 @@ static void
 policy_err(char *err, size_t errlen, const struct policy_vm *vm, size_t i,
     const char *fmt, ...) LOG_PRINTF(5, 6);
 
+/*
+ * A VM's name for a message, escaped (it comes from the domain), or
+ * fallback when it has none.
+ */
+static void
+policy_vm_name(char *buf, size_t len, const struct policy_vm *vm,
+    const char *fallback)
+{
+	if (vm->name == NULL)
+		snprintf(buf, len, "%s", fallback);
+	else
+		str_escape(buf, len, vm->name, strlen(vm->name));
+}
+
 /* Write "vm NAME: cause" (or "vm #i") into err. */
 static void
 policy_err(char *err, size_t errlen, const struct policy_vm *vm, size_t i,
     const char *fmt, ...)
 {
-	char	name[96], cause[160];
+	char	name[96], cause[160], num[32];
 	va_list	ap;
 
 	if (err == NULL || errlen == 0)
@@ -421,10 +435,9 @@ policy_err(char *err, size_t errlen, const struct policy_vm *vm, size_t i,
 	va_end(ap);
 	if (vm == NULL)
 		snprintf(err, errlen, "%s", cause);
-	else if (vm->name == NULL)
-		snprintf(err, errlen, "vm #%zu: %s", i, cause);
 	else {
-		str_escape(name, sizeof(name), vm->name, strlen(vm->name));
+		snprintf(num, sizeof(num), "#%zu", i);
+		policy_vm_name(name, sizeof(name), vm, num);
 		snprintf(err, errlen, "vm %s: %s", name, cause);
 	}
 }
@@ -1769,11 +1782,7 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 		if (d->surge != NULL && !d->jittery) {
 			char	name[64];
 
-			if (d->surge->name == NULL)
-				snprintf(name, sizeof(name), "a VM");
-			else
-				str_escape(name, sizeof(name), d->surge->name,
-				    strlen(d->surge->name));
+			policy_vm_name(name, sizeof(name), d->surge, "a VM");
 			snprintf(s, len, "shrink to fair share %.2f CPUs (%u "
 			    "cores) deferred: smaller share %u of 2 periods, "
 			    "%s surged past all it used in the last %u s -> "
