@@ -41,15 +41,18 @@ static void	ctl_none(struct ctl *);
 static void	ctl_governor(struct ctl *);
 static void	ctl_prefcpu(struct ctl *);
 static void	ctl_oracle(struct ctl *);
+static void	ctl_fixed(struct ctl *);
 
 static const struct {
 	const char	*name;
 	void		(*tick)(struct ctl *);
+	bool		 optional;	/* run only when named */
 } ctl_table[] = {
-	{ "none", ctl_none },
-	{ "governor", ctl_governor },
-	{ "prefcpu", ctl_prefcpu },
-	{ "oracle", ctl_oracle },
+	{ "none", ctl_none, false },
+	{ "governor", ctl_governor, false },
+	{ "prefcpu", ctl_prefcpu, false },
+	{ "oracle", ctl_oracle, false },
+	{ "fixed", ctl_fixed, true },
 };
 
 size_t
@@ -62,6 +65,12 @@ const char *
 ctl_name(size_t i)
 {
 	return ctl_table[i].name;
+}
+
+bool
+ctl_optional(size_t i)
+{
+	return ctl_table[i].optional;
 }
 
 int
@@ -313,11 +322,45 @@ ctl_oracle(struct ctl *c)
 }
 
 static unsigned int ctl_grow_after;
+static unsigned int ctl_fixed_cores = 1;
 
 void
 ctl_set_grow_after(unsigned int n)
 {
 	ctl_grow_after = n;
+}
+
+void
+ctl_set_fixed_cores(unsigned int n)
+{
+	ctl_fixed_cores = n;
+}
+
+/*
+ * Every VM with an agent prefers its first ctl_fixed_cores cores (all of
+ * them if it has fewer) from the start and is never moved: a static
+ * over-commit of the sets, to find the count a class of guests does best
+ * at, whatever a policy would decide.
+ */
+static void
+ctl_fixed(struct ctl *c)
+{
+	struct cpuset	 set;
+	unsigned int	 i, j, k;
+
+	if (c->started)
+		return;
+	c->started = true;
+	for (i = 0; i < c->nvm; i++) {
+		if (!c->sc->vms[i].agent)
+			continue;
+		cpuset_zero(&set);
+		for (k = 0; k < ctl_fixed_cores && k < c->vm[i].ncores; k++)
+			for (j = 0; j < c->sc->vms[i].vcpus; j++)
+				if (cpuset_isset(&c->vm[i].cores[k], j))
+					cpuset_set(&set, j);
+		sim_set_preferred(c->sim, i, &set);
+	}
 }
 
 struct ctl *

@@ -13,6 +13,7 @@
 #ifndef PREFCPU_SIM_CTL_H
 #define PREFCPU_SIM_CTL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "scen.h"
@@ -22,6 +23,8 @@ struct ctl;
 
 size_t		 ctl_count(void);
 const char	*ctl_name(size_t);
+/* Whether a policy runs only when named (-p), not by default. */
+bool		 ctl_optional(size_t);
 /* Index of a policy by name, or -1. */
 int		 ctl_lookup(const char *);
 
@@ -30,6 +33,8 @@ int		 ctl_lookup(const char *);
  * (prefcpu-hostd.conf(5)); 0: the policy's default.
  */
 void		 ctl_set_grow_after(unsigned int);
+/* Cores of each agent VM under the "fixed" policy (default 1). */
+void		 ctl_set_fixed_cores(unsigned int);
 struct ctl	*ctl_new(size_t, struct sim *, const struct scen *);
 void		 ctl_free(struct ctl *);
 /* Called after every tick; acts when its period is due. */

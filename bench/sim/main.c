@@ -28,15 +28,22 @@ static __attribute__((noreturn)) void
 usage(void)
 {
 	fprintf(stderr, "usage: prefcpu-sim [-c] [-d seconds] [-g periods] "
-	    "[-o dir] [-p policy,...] [-s seed] scenario\n"
+	    "[-k cores] [-o dir] [-p policy,...] [-s seed] scenario\n"
 	    "  -c  check the model's invariants every tick\n"
 	    "  -d  override the scenario's duration\n"
 	    "  -g  grow-after of the prefcpu policy (default: 1)\n"
+	    "  -k  cores of each agent VM under the fixed policy "
+	    "(default: 1)\n"
 	    "  -o  write NAME.md, NAME.csv, NAME-vms.csv, NAME-POLICY.dat "
 	    "there\n"
-	    "  -p  policies to run (default: all of");
+	    "  -p  policies to run (default:");
 	for (size_t i = 0; i < ctl_count(); i++)
-		fprintf(stderr, " %s", ctl_name(i));
+		if (!ctl_optional(i))
+			fprintf(stderr, " %s", ctl_name(i));
+	fprintf(stderr, "; also:");
+	for (size_t i = 0; i < ctl_count(); i++)
+		if (ctl_optional(i))
+			fprintf(stderr, " %s", ctl_name(i));
 	fprintf(stderr, ")\n  -s  override the scenario's seed\n");
 	exit(2);
 }
@@ -253,7 +260,7 @@ main(int argc, char **argv)
 	FILE		*md;
 
 	log_init("prefcpu-sim", LOGL_NOTICE);
-	while ((ch = getopt(argc, argv, "cd:g:o:p:s:")) != -1) {
+	while ((ch = getopt(argc, argv, "cd:g:k:o:p:s:")) != -1) {
 		switch (ch) {
 		case 'c':
 			check = true;
@@ -268,6 +275,12 @@ main(int argc, char **argv)
 				fatalx("-g: not a number of periods: %s",
 				    optarg);
 			ctl_set_grow_after((unsigned int)u);
+			break;
+		case 'k':
+			if (parse_uint(optarg, 1, SCEN_MAX_VCPUS, &u) == -1)
+				fatalx("-k: not a number of cores: %s",
+				    optarg);
+			ctl_set_fixed_cores((unsigned int)u);
 			break;
 		case 'o':
 			outdir = optarg;
@@ -295,7 +308,8 @@ main(int argc, char **argv)
 	runs = xcalloc(ctl_count(), sizeof *runs);
 	if (plist == NULL) {
 		for (i = 0; i < ctl_count(); i++)
-			runs[n++].kind = i;
+			if (!ctl_optional(i))
+				runs[n++].kind = i;
 	} else {
 		list = xstrdup(plist);
 		for (tok = strtok_r(list, ",", &save); tok != NULL;

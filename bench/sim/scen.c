@@ -30,7 +30,6 @@
 #include "util.h"
 
 #define SCEN_MAX_VMS	4096
-#define SCEN_MAX_VCPUS	512
 #define SCEN_MAX_TOKENS	32
 
 struct scen_parser {

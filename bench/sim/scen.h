@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Most vCPUs of a VM. */
+#define SCEN_MAX_VCPUS	512
+
 enum scen_wl {
 	SCEN_WL_CPU,		/* independent CPU-bound tasks */
 	SCEN_WL_SPIN,		/* critical section under one lock, then work */

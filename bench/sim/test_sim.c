@@ -336,6 +336,41 @@ START_TEST(policies_reach_fair_share)
 }
 END_TEST
 
+/*
+ * The fixed policy holds every agent VM at its first -k cores for the
+ * whole run (two vCPUs each with threads=2; a VM of fewer cores keeps
+ * them all) and leaves a VM without an agent alone; it runs only when
+ * named.
+ */
+START_TEST(fixed_cores)
+{
+	struct scen	 sc;
+	struct sim	*s;
+	const struct cpuset *p;
+	int		 f = ctl_lookup("fixed");
+
+	ck_assert_int_ge(f, 0);
+	ck_assert(ctl_optional((size_t)f));
+	ck_assert(!ctl_optional((size_t)ctl_lookup("prefcpu")));
+	load(&sc, "name t\npcpus 4\nduration 2\n"
+	    "vm a vcpus=8 threads=2 workload=spin\n"
+	    "vm b vcpus=2 threads=2\n"
+	    "vm c vcpus=8 agent=no\n");
+	ctl_set_fixed_cores(3);
+	s = run(&sc, "fixed");
+	p = sim_preferred(s, 0);
+	ck_assert_uint_eq(cpuset_count(p), 6);
+	ck_assert(cpuset_isset(p, 0) && cpuset_isset(p, 5) &&
+	    !cpuset_isset(p, 6));
+	ck_assert_uint_eq(sim_pref_changes(s, 0), 1);
+	ck_assert_uint_eq(cpuset_count(sim_preferred(s, 1)), 2);
+	ck_assert_uint_eq(cpuset_count(sim_preferred(s, 2)), 8);
+	ctl_set_fixed_cores(1);
+	sim_free(s);
+	scen_free(&sc);
+}
+END_TEST
+
 START_TEST(coordination_beats_overcommit)
 {
 	struct scen		sc;
@@ -399,6 +434,7 @@ main(void)
 	tcase_add_test(tc, moved_vcpus_counted);
 	tcase_add_test(tc, waterfill);
 	tcase_add_test(tc, policies_reach_fair_share);
+	tcase_add_test(tc, fixed_cores);
 	tcase_add_test(tc, coordination_beats_overcommit);
 	tcase_add_test(tc, deterministic);
 	suite_add_tcase(s, tc);
