@@ -221,6 +221,21 @@ ctl_prefcpu(struct ctl *c)
 			sim_set_preferred(c->sim, i, &c->pout[i].preferred);
 }
 
+/* Prefer the first k cores of VM i (all of them if it has fewer). */
+static void
+ctl_prefer_cores(struct ctl *c, unsigned int i, unsigned int k)
+{
+	struct cpuset	 set;
+	unsigned int	 j, n;
+
+	cpuset_zero(&set);
+	for (n = 0; n < k && n < c->vm[i].ncores; n++)
+		for (j = 0; j < c->sc->vms[i].vcpus; j++)
+			if (cpuset_isset(&c->vm[i].cores[n], j))
+				cpuset_set(&set, j);
+	sim_set_preferred(c->sim, i, &set);
+}
+
 /*
  * Whole cores from shares: floors (at least one core), then the largest
  * remainders while what the VMs would use, min(preferred, demand), still
@@ -232,8 +247,7 @@ ctl_oracle_apply(struct ctl *c, const double *claim, const double *share)
 	unsigned int	*cores = xcalloc(c->nvm, sizeof *cores);
 	double		*rem = xcalloc(c->nvm, sizeof *rem);
 	double		 used = 0, th, best, more;
-	struct cpuset	 set;
-	unsigned int	 i, j, k;
+	unsigned int	 i;
 	size_t		 b;
 
 	for (i = 0; i < c->nvm; i++) {
@@ -272,16 +286,9 @@ ctl_oracle_apply(struct ctl *c, const double *claim, const double *share)
 		cores[b]++;
 		rem[b] = 0;
 	}
-	for (i = 0; i < c->nvm; i++) {
-		if (!c->sc->vms[i].agent)
-			continue;
-		cpuset_zero(&set);
-		for (k = 0; k < cores[i]; k++)
-			for (j = 0; j < c->sc->vms[i].vcpus; j++)
-				if (cpuset_isset(&c->vm[i].cores[k], j))
-					cpuset_set(&set, j);
-		sim_set_preferred(c->sim, i, &set);
-	}
+	for (i = 0; i < c->nvm; i++)
+		if (c->sc->vms[i].agent)
+			ctl_prefer_cores(c, i, cores[i]);
 	free(cores);
 	free(rem);
 }
@@ -345,22 +352,14 @@ ctl_set_fixed_cores(unsigned int n)
 static void
 ctl_fixed(struct ctl *c)
 {
-	struct cpuset	 set;
-	unsigned int	 i, j, k;
+	unsigned int	 i;
 
 	if (c->started)
 		return;
 	c->started = true;
-	for (i = 0; i < c->nvm; i++) {
-		if (!c->sc->vms[i].agent)
-			continue;
-		cpuset_zero(&set);
-		for (k = 0; k < ctl_fixed_cores && k < c->vm[i].ncores; k++)
-			for (j = 0; j < c->sc->vms[i].vcpus; j++)
-				if (cpuset_isset(&c->vm[i].cores[k], j))
-					cpuset_set(&set, j);
-		sim_set_preferred(c->sim, i, &set);
-	}
+	for (i = 0; i < c->nvm; i++)
+		if (c->sc->vms[i].agent)
+			ctl_prefer_cores(c, i, ctl_fixed_cores);
 }
 
 struct ctl *
