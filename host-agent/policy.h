@@ -126,6 +126,15 @@ struct policy_state {
 	unsigned int	use_n;
 	uint64_t	jitter_ms;
 	/*
+	 * Over-commit of a guest busy in bursts (policy.c: overcommit):
+	 * decisions in a row (up to 255), up to the last, in which it kept
+	 * its confined vCPUs busy with holes while its guest reported at
+	 * least as many runnable tasks, and the cores it was given beyond
+	 * its share then (0: none).
+	 */
+	unsigned char	holey_n;
+	unsigned int	over_k;
+	/*
 	 * Since when the dead band has held its growth (saturated, its
 	 * share beyond its cores) in every decision (0: not held now).
 	 */
@@ -182,6 +191,11 @@ struct policy_vm {
 	 * vCPUs (hold-regrow), a VM grows into capacity no VM claims only
 	 * when it reports half a task more than the CPUs it keeps busy, and
 	 * keeps more than half of its vCPUs busy: never into anyone's claim.
+	 * Over-committed (overcommit: a confined VM that reports at least as
+	 * many runnable tasks as its preferred vCPUs yet keeps only 50-90%
+	 * of them busy, next to no VM keeping its own set busy), it gets
+	 * more vCPUs, never more CPUs: it still counts at its share, and
+	 * the host's CPU weights hold its CPU time there.
 	 */
 	double		hint_runnable;
 	struct policy_state *state;
@@ -212,6 +226,8 @@ enum policy_reason {
 	POLICY_R_HOLD_GROW,	/* growth deferred: share larger too briefly */
 	POLICY_R_HOLD_SHRINK,	/* shrink deferred: share smaller too briefly,
 				   in a domain whose demand jitters */
+	POLICY_R_OVERCOMMIT,	/* busy in bursts: more vCPUs than its share,
+				   counted at its share */
 };
 
 const char *policy_reason_name(enum policy_reason);

@@ -17,7 +17,8 @@ EVIL = F.DEFAULT_DOMAINS[3][0]
 NAMES = {d[0] for d in F.DEFAULT_DOMAINS}
 VCPUS = {d[0]: d[1] for d in F.DEFAULT_DOMAINS}
 CONTENDED = ('fair-share', 'hold-dead-band', 'hold-dwell', 'hold-persist',
-             'min-cores', 'max-cores', 'grow', 'hold-grow', 'hold-shrink')
+             'min-cores', 'max-cores', 'grow', 'hold-grow', 'hold-shrink',
+             'overcommit')
 
 
 def consistent(d):

@@ -2241,6 +2241,155 @@ START_TEST(test_claim_rise)
 END_TEST
 
 /*
+ * Guests busy in bursts (barrier phases) on 16 pCPUs, as bench's
+ * barrier-3x: each keeps busy[i] of the vCPUs it prefers busy (run +
+ * delay), runs at most its part of the host, and reports hint runnable
+ * tasks; a guest keeping them all busy reports all its vCPUs.
+ */
+static void
+burst_step(struct tbed *b, const double *busy, double hint)
+{
+	double		 part = 16.0 / b->n;
+	unsigned int	 i;
+
+	for (i = 0; i < b->n; i++) {
+		struct tvm	*t = b->v[i];
+		double		 have = b->host.now_ms == 0 ? t->vm.nvcpus :
+		    pref(b, i);
+		double		 want = busy[i] * have;
+
+		tvm_load(t, fmin(want, part), want - fmin(want, part));
+		t->vm.hint_runnable = busy[i] >= 1 ? t->vm.nvcpus : hint;
+	}
+	tbed_step(b);
+}
+
+/*
+ * Six guests of 8 vCPUs keep 85% of their vCPUs busy with 5 tasks
+ * runnable: confined to their share (2.67 CPUs, 3 vCPUs) they leave the
+ * holes of their bursts idle.  After two such decisions each prefers the
+ * vCPUs of 1.5x its share (4), counted at its share, and keeps them while
+ * its demand stays.  Without contention nothing of it is kept.  One that
+ * keeps its vCPUs busy gives the extra ones back.
+ */
+START_TEST(test_overcommit)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	double		 busy[6], counted;
+	uint64_t	 ch[6];
+	unsigned int	 i, p;
+
+	for (i = 0; i < 6; i++) {
+		tbed_add(b, 8, 1, 100);
+		busy[i] = 0.85;
+	}
+	for (p = 0; p < 3; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++) {
+		ck_assert_uint_eq(pref(b, i), 3);
+		ck_assert_int_ne(b->out[i].reason, POLICY_R_OVERCOMMIT);
+	}
+	burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_OVERCOMMIT);
+		ck_assert_msg(strstr(b->out[i].why, "busy in bursts (2.55 "
+		    "CPUs busy on 3 vCPUs, 5.0 tasks runnable): 1.5x fair "
+		    "share 2.67 of 16.00 CPUs") != NULL, "%s",
+		    b->out[i].why);
+		ch[i] = b->v[i]->st.changes;
+	}
+	for (p = 0; p < 60; p++)
+		burst_step(b, busy, 5);
+	counted = 0;
+	for (i = 0; i < 6; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_OVERCOMMIT);
+		ck_assert_msg(b->v[i]->st.changes == ch[i], "vm%u: %ju "
+		    "changes in a minute", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]));
+		counted += b->out[i].counted;
+	}
+	/*
+	 * Counted at their shares in whole cores (3 or 4 vCPUs, by the
+	 * largest remainders), not at 4 vCPUs each: 6 x 3.4 would be 20.4.
+	 */
+	ck_assert_msg(counted < 16 + 0.5, "counted %.2f of 16 CPUs",
+	    counted);
+
+	/*
+	 * The contention ends: no over-commit, nothing kept of it (it is
+	 * held at its cores for a while, see test_regrow_start); back, it
+	 * starts over.
+	 */
+	for (i = 0; i < 6; i++)
+		busy[i] = 0.2;
+	burst_step(b, busy, 1);
+	for (i = 0; i < 6; i++) {
+		ck_assert_msg(!b->out[i].contended, "%s", b->out[i].why);
+		ck_assert_int_ne(b->out[i].reason, POLICY_R_OVERCOMMIT);
+		ck_assert_uint_eq(b->v[i]->st.over_k, 0);
+		ck_assert_uint_eq(b->v[i]->st.holey_n, 0);
+		busy[i] = 0.85;
+	}
+	for (p = 0; p < 10; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++) {
+		ck_assert_uint_eq(pref(b, i), 4);
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_OVERCOMMIT);
+	}
+
+	/* One that keeps them all busy gives them back: its share. */
+	busy[0] = 1;
+	burst_step(b, busy, 5);
+	ck_assert_int_ne(b->out[0].reason, POLICY_R_OVERCOMMIT);
+	for (i = 1; i < 6; i++)
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_OVERCOMMIT);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * Not next to a guest that keeps its own confined set busy: there the
+ * extra vCPUs would take the CPU its whole cores leave it.  And not a
+ * guest that reports fewer runnable tasks than its vCPUs, or none, or
+ * keeps less than half of them busy: its holes are its own idle time.
+ */
+START_TEST(test_overcommit_not)
+{
+	static const struct {
+		double	busy0, busy, hint;
+	} c[] = {
+		{ 1.0, 0.85, 5 },	/* a solid neighbour */
+		{ 0.85, 0.85, 2.5 },	/* fewer tasks than vCPUs */
+		{ 0.85, 0.85, -1 },	/* no hint */
+		{ 0.45, 0.45, 1e6 },	/* idle, claiming 10^6 tasks */
+	};
+	unsigned int	 n, i, p;
+
+	for (n = 0; n < sizeof(c) / sizeof(c[0]); n++) {
+		struct tbed	*b = tbed_new(16, 0);
+		double		 busy[6];
+
+		for (i = 0; i < 6; i++) {
+			tbed_add(b, 8, 1, 100);
+			busy[i] = i == 0 ? c[n].busy0 : c[n].busy;
+		}
+		for (p = 0; p < 30; p++)
+			burst_step(b, busy, c[n].hint);
+		for (i = 0; i < 6; i++) {
+			ck_assert_msg(b->out[i].reason !=
+			    POLICY_R_OVERCOMMIT, "case %u vm%u: %s", n, i,
+			    b->out[i].why);
+			if (i > 0)
+				ck_assert_uint_le(pref(b, i), 4);
+		}
+		tbed_free(b);
+	}
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2351,6 +2500,8 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_once);
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
+	tcase_add_test(tc, test_overcommit);
+	tcase_add_test(tc, test_overcommit_not);
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
 	tcase_add_test(tc, test_dead_band_room);
