@@ -2390,6 +2390,46 @@ START_TEST(test_overcommit_not)
 END_TEST
 
 /*
+ * A guest waking next to over-committed ones gets its share within two
+ * periods: they count at their shares, so the shares make room for it as
+ * they would without the over-commit, while they keep their vCPUs.  Six
+ * guests busy in bursts and an idle one on 16 pCPUs; the idle one wakes
+ * with all its vCPUs busy and has its share of 2.29 CPUs in whole cores.
+ */
+START_TEST(test_overcommit_wakeup)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	double		 busy[7], counted;
+	unsigned int	 i, p;
+
+	for (i = 0; i < 7; i++) {
+		tbed_add(b, 8, 1, 100);
+		busy[i] = i < 6 ? 0.85 : 0.02;
+	}
+	for (p = 0; p < 10; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++)
+		ck_assert_int_eq(b->out[i].reason, POLICY_R_OVERCOMMIT);
+	ck_assert_uint_eq(pref(b, 6), 1);
+	busy[6] = 1;
+	for (p = 0; p < 2; p++)
+		burst_step(b, busy, 5);
+	ck_assert_msg(pref(b, 6) == 2 && b->out[6].reason ==
+	    POLICY_R_FAIR_SHARE, "%s", b->out[6].why);
+	counted = 0;
+	for (i = 0; i < 7; i++) {
+		if (i < 6)
+			ck_assert_int_eq(b->out[i].reason,
+			    POLICY_R_OVERCOMMIT);
+		counted += b->out[i].counted;
+	}
+	ck_assert_msg(counted < 16 + 0.5, "counted %.2f of 16 CPUs",
+	    counted);
+	tbed_free(b);
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2502,6 +2542,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_room);
 	tcase_add_test(tc, test_overcommit);
 	tcase_add_test(tc, test_overcommit_not);
+	tcase_add_test(tc, test_overcommit_wakeup);
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
 	tcase_add_test(tc, test_dead_band_room);
