@@ -2134,6 +2134,13 @@ policy_holey(const struct policy_vm *vm, const struct pvm *p)
 	    p->use >= POLICY_UTIL_MIN * v && p->use < POLICY_HOLES * v;
 }
 
+/* A VM that keeps its preferred vCPUs busy: see POLICY_SOLID. */
+static bool
+policy_solid(const struct pvm *p)
+{
+	return p->use >= POLICY_SOLID * p->cur_vcpus;
+}
+
 /*
  * Phase "overcommit" of a contended domain, after the others: a VM busy in
  * bursts gets more vCPUs than its share, counted at its share (see the
@@ -2151,7 +2158,7 @@ policy_overcommit(struct pwork *w, struct pdom *d)
 		const struct pvm	*p = &w->pv[di[j]];
 
 		if (p->kind == PVM_AUTO && p->cur_k < p->nusable &&
-		    p->use >= POLICY_SOLID * p->cur_vcpus)
+		    policy_solid(p))
 			solid = true;
 	}
 	for (j = 0; j < d->nvm; j++) {
@@ -2164,13 +2171,11 @@ policy_overcommit(struct pwork *w, struct pdom *d)
 		if (!solid && policy_holey(vm, p))
 			p->holey_n = st->holey_n < UCHAR_MAX ?
 			    st->holey_n + 1 : UCHAR_MAX;
-		want = policy_cores_for(p, floor(POLICY_OVER * p->share +
-		    0.5));
+		want = policy_cores_for(p, round(POLICY_OVER * p->share));
 		if (want > p->hi_k)
 			want = p->hi_k;
 		k = st->over_k;
-		if (k != 0 && (vm->hint_runnable < p->share ||
-		    p->use >= POLICY_SOLID * p->cur_vcpus))
+		if (k != 0 && (vm->hint_runnable < p->share || policy_solid(p)))
 			k = 0;
 		if (k != 0 && (want + 1 < k || want > k + 1 || k > p->hi_k))
 			k = want;
