@@ -135,6 +135,15 @@ struct policy_state {
 	unsigned char	holey_n;
 	unsigned int	over_k;
 	/*
+	 * Spare vCPUs (policy.c: spare): the moving average of the CPUs its
+	 * contention domain left idle while contended, that period's figure
+	 * (both frozen while the domain is not contended, 0 before it ever
+	 * was), and whether it holds a spare core now.
+	 */
+	double		idle_mean;
+	double		idle_last;
+	bool		spare;
+	/*
 	 * Since when the dead band has held its growth (saturated, its
 	 * share beyond its cores) in every decision (0: not held now).
 	 */
@@ -195,7 +204,10 @@ struct policy_vm {
 	 * many runnable tasks as its preferred vCPUs yet keeps only 50-90%
 	 * of them busy, next to no VM keeping its own set busy), it gets
 	 * more vCPUs, never more CPUs: it still counts at its share, and
-	 * the host's CPU weights hold its CPU time there.
+	 * the host's CPU weights hold its CPU time there.  A spare core
+	 * (spare: the host's CPUs left idle on average) goes only to a
+	 * saturated VM that reports runnable tasks for its vCPUs too, and
+	 * counts at its share the same way.
 	 */
 	double		hint_runnable;
 	struct policy_state *state;
@@ -228,6 +240,8 @@ enum policy_reason {
 				   in a domain whose demand jitters */
 	POLICY_R_OVERCOMMIT,	/* busy in bursts: more vCPUs than its share,
 				   counted at its share */
+	POLICY_R_SPARE,		/* saturated, tasks waiting, CPUs idle: a core
+				   beyond its share, counted at its share */
 };
 
 const char *policy_reason_name(enum policy_reason);

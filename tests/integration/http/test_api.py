@@ -18,7 +18,7 @@ NAMES = {d[0] for d in F.DEFAULT_DOMAINS}
 VCPUS = {d[0]: d[1] for d in F.DEFAULT_DOMAINS}
 CONTENDED = ('fair-share', 'hold-dead-band', 'hold-dwell', 'hold-persist',
              'min-cores', 'max-cores', 'grow', 'hold-grow', 'hold-shrink',
-             'overcommit')
+             'overcommit', 'spare')
 
 
 def consistent(d):

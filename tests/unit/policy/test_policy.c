@@ -2244,10 +2244,12 @@ END_TEST
  * Guests busy in bursts (barrier phases) on 16 pCPUs, as bench's
  * barrier-3x: each keeps busy[i] of the vCPUs it prefers busy (run +
  * delay), runs at most its part of the host, and reports hint runnable
- * tasks; a guest keeping them all busy reports all its vCPUs.
+ * tasks (hints[i] if given and not negative); a guest keeping them all
+ * busy reports all its vCPUs.
  */
 static void
-burst_step(struct tbed *b, const double *busy, double hint)
+burst_step_h(struct tbed *b, const double *busy, double hint,
+    const double *hints)
 {
 	double		 part = 16.0 / b->n;
 	unsigned int	 i;
@@ -2259,9 +2261,16 @@ burst_step(struct tbed *b, const double *busy, double hint)
 		double		 want = busy[i] * have;
 
 		tvm_load(t, fmin(want, part), want - fmin(want, part));
-		t->vm.hint_runnable = busy[i] >= 1 ? t->vm.nvcpus : hint;
+		t->vm.hint_runnable = hints != NULL && hints[i] >= 0 ?
+		    hints[i] : busy[i] >= 1 ? t->vm.nvcpus : hint;
 	}
 	tbed_step(b);
+}
+
+static void
+burst_step(struct tbed *b, const double *busy, double hint)
+{
+	burst_step_h(b, busy, hint, NULL);
 }
 
 /*
@@ -2430,6 +2439,106 @@ START_TEST(test_overcommit_wakeup)
 END_TEST
 
 /*
+ * Five guests busy in bursts (85% of their vCPUs, 5 tasks runnable) and a
+ * cpu-bound one (8 tasks) on 16 pCPUs.  The bursty ones are not
+ * over-committed next to one that keeps its set busy, and the holes of
+ * their bursts leave about half a CPU idle on average while tasks wait in
+ * the cpu-bound guest.  Once the average pays for half a core, it gets a
+ * core beyond its share (reason spare), counted at its share, and keeps it
+ * steadily.  When the host's own tasks take 3 CPUs, the idle CPUs are gone
+ * from the average and so is the spare core.
+ */
+START_TEST(test_spare)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	double		 busy[6] = { 0.85, 0.85, 0.85, 0.85, 0.85, 1 };
+	double		 counted;
+	unsigned int	 i, p, ch[6];
+
+	for (i = 0; i < 6; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 10; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++)
+		ck_assert_int_ne(b->out[i].reason, POLICY_R_SPARE);
+	ck_assert_uint_eq(pref(b, 5), 3);
+	for (p = 0; p < 60 && b->out[5].reason != POLICY_R_SPARE; p++)
+		burst_step(b, busy, 5);
+	ck_assert_msg(b->out[5].reason == POLICY_R_SPARE && pref(b, 5) == 4,
+	    "%s", b->out[5].why);
+	ck_assert_msg(strstr(b->out[5].why, "a core beyond fair share 2.67")
+	    != NULL && strstr(b->out[5].why, "counted at its share") != NULL,
+	    "%s", b->out[5].why);
+	/* Counted at its share: the others' are what they were. */
+	counted = 0;
+	for (i = 0; i < 6; i++) {
+		counted += b->out[i].counted;
+		if (i < 5)
+			ck_assert_uint_eq(pref(b, i), 3);
+	}
+	ck_assert_msg(counted < 16 + 0.5, "counted %.2f of 16 CPUs", counted);
+	for (i = 0; i < 6; i++)
+		ch[i] = (unsigned int)b->v[i]->st.changes;
+	for (p = 0; p < 60; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++)
+		ck_assert_msg(b->v[i]->st.changes == ch[i], "vm%u: %u changes "
+		    "in a minute", i, (unsigned int)b->v[i]->st.changes -
+		    ch[i]);
+	ck_assert_int_eq(b->out[5].reason, POLICY_R_SPARE);
+
+	/* The host's own tasks take 3 CPUs: none is left idle. */
+	b->host.nonvm_cpus = 3;
+	for (p = 0; p < 30; p++)
+		burst_step(b, busy, 5);
+	for (i = 0; i < 6; i++)
+		ck_assert_msg(b->out[i].reason != POLICY_R_SPARE, "vm%u: %s", i,
+		    b->out[i].why);
+	ck_assert_uint_le(pref(b, 5), 3);
+	tbed_free(b);
+}
+END_TEST
+
+/*
+ * No spare core where it would not be used or where nothing is idle, next
+ * to the five bursty guests of test_spare: a guest that keeps its vCPUs
+ * busy but reports no task for a fourth, one that keeps half of them busy
+ * and reports 8 tasks, an idle one that reports 10^6, and the cpu-bound
+ * one on a host without contention (64 pCPUs).
+ */
+START_TEST(test_spare_not)
+{
+	static const struct {
+		double		busy, hint;
+		unsigned int	npcpus;
+	} c[] = {
+		{ 0.999, 3.2, 16 },
+		{ 0.5, 8, 16 },
+		{ 0.02, 1e6, 16 },
+		{ 1, 8, 64 },
+	};
+	unsigned int	 n, i, p;
+
+	for (n = 0; n < nitems(c); n++) {
+		struct tbed	*b = tbed_new(c[n].npcpus, 0);
+		double		 busy[6] = { 0.85, 0.85, 0.85, 0.85, 0.85 };
+		double		 hints[6] = { -1, -1, -1, -1, -1 };
+
+		busy[5] = c[n].busy;
+		hints[5] = c[n].hint;
+		for (i = 0; i < 6; i++)
+			tbed_add(b, 8, 1, 100);
+		for (p = 0; p < 90; p++) {
+			burst_step_h(b, busy, 5, hints);
+			ck_assert_msg(b->out[5].reason != POLICY_R_SPARE,
+			    "case %u at %u: %s", n, p, b->out[5].why);
+		}
+		tbed_free(b);
+	}
+}
+END_TEST
+
+/*
  * Room a held VM leaves idle is grown into, by share.  Four barrier
  * guests of 16 vCPUs on 32 pCPUs, each with 10 runnable tasks: shrunk to
  * 8 vCPUs they keep 6.1 CPUs busy, too few to count as short, so the
@@ -2543,6 +2652,8 @@ policy_suite(void)
 	tcase_add_test(tc, test_overcommit);
 	tcase_add_test(tc, test_overcommit_not);
 	tcase_add_test(tc, test_overcommit_wakeup);
+	tcase_add_test(tc, test_spare);
+	tcase_add_test(tc, test_spare_not);
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
 	tcase_add_test(tc, test_dead_band_room);
