@@ -2287,9 +2287,11 @@ policy_spare(struct pwork *w, struct pdom *d)
 	const unsigned int	*di = w->idx + d->first;
 	unsigned int		*cand = w->cand;
 	unsigned int		 j, nc = 0, nm = 0, pass;
-	double			 idle = policy_idle(w, d), sum = 0, x, lo;
+	double			 idle, sum = 0, x, lo;
 	double			 budget;
 
+	/* Not contended, the average stands still: no figure needed. */
+	idle = d->contended ? policy_idle(w, d) : 0;
 	for (j = 0; j < d->nvm; j++) {
 		const struct policy_vm	*vm = &vms[di[j]];
 		const struct policy_state *st = vm->state;
@@ -2335,21 +2337,17 @@ policy_spare(struct pwork *w, struct pdom *d)
 			/*
 			 * Grown by its share now: it has the right to the
 			 * core, from the next period.  Held at its size by
-			 * the damping, it has the core if that is above its
-			 * share's.
+			 * the damping, it has the core unless its share's
+			 * own cores reach that size.
 			 */
 			if (p->k > st->cores)
 				continue;
-			if (pass == 0 && p->k == st->cores) {
-				if (p->k > p->target_k) {
-					p->spare_k = 1;
-					p->reason = POLICY_R_SPARE;
-				}
+			if (pass == 1 || p->k < st->cores)
+				p->k++;
+			else if (p->k <= p->target_k)
 				continue;
-			}
 			p->spare_k = 1;
 			p->reason = POLICY_R_SPARE;
-			p->k++;
 		}
 }
 
