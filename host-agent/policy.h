@@ -144,6 +144,15 @@ struct policy_state {
 	double		idle_last;
 	bool		spare;
 	/*
+	 * Brief rises (policy.c: brief): decisions since its use last rose
+	 * by a CPU (0: it fell back by a CPU since, or never rose; up to
+	 * 255), how many decisions its last rise lasted before it fell back
+	 * (0: none seen), and when it fell back.
+	 */
+	unsigned char	rise_n;
+	unsigned char	rise_last;
+	uint64_t	rise_ms;
+	/*
 	 * Since when the dead band has held its growth (saturated, its
 	 * share beyond its cores) in every decision (0: not held now).
 	 */

@@ -2611,6 +2611,106 @@ START_TEST(test_regrow_room)
 }
 END_TEST
 
+/*
+ * One period of three guests of 8 vCPUs on 16 pCPUs: vm0 and vm1 run 8
+ * tasks each, vm2 runs tasks2; each keeps at most its preferred vCPUs
+ * busy, and the host shares its pCPUs in proportion.
+ */
+static void
+flip_step(struct tbed *b, double tasks2)
+{
+	double		 want[3] = { 8, 8, tasks2 };
+	unsigned int	 i;
+
+	for (i = 0; i < 3; i++) {
+		if (b->host.now_ms != 0 && want[i] > pref(b, i))
+			want[i] = pref(b, i);
+		b->v[i]->vm.hint_runnable = i < 2 ? 8 : tasks2;
+	}
+	tbed_contend(b, want, 3);
+	tbed_step(b);
+}
+
+/* Cycles of vm2: 8 tasks for hi periods, then 1 task for lo periods. */
+static void
+flip_cycles(struct tbed *b, unsigned int hi, unsigned int lo,
+    unsigned int cycles)
+{
+	unsigned int	 c, p;
+
+	for (c = 0; c < cycles; c++) {
+		for (p = 0; p < hi; p++)
+			flip_step(b, 8);
+		for (p = 0; p < lo; p++)
+			flip_step(b, 1);
+	}
+}
+
+/*
+ * A neighbour whose rises fall back two periods later moves nobody once
+ * one was seen: vm2 runs 8 tasks for 2 periods and 1 task for 2, next to
+ * two guests running 8 each on 16 pCPUs.  The first cycles shrink the
+ * others at its rise (6 and 5 vCPUs), a period before its fall, and grow
+ * them back a period after it; from the fourth cycle on no VM changes,
+ * the others' shrinks held while its rise lasts two periods or less.  A
+ * rise that lasts shrinks them at its third period, and rises of three
+ * periods are followed at their first.
+ */
+START_TEST(test_brief)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	uint64_t	 ch[3];
+	unsigned int	 i, c, p;
+
+	for (i = 0; i < 3; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 4; p++)
+		flip_step(b, 8);
+	ck_assert_uint_eq(pref(b, 0) + pref(b, 1), 11);
+	flip_cycles(b, 2, 2, 4);
+	for (i = 0; i < 3; i++)
+		ch[i] = b->v[i]->st.changes;
+	for (c = 0; c < 12; c++)
+		for (p = 0; p < 4; p++) {
+			flip_step(b, p < 2 ? 8 : 1);
+			if (p >= 2)
+				continue;
+			for (i = 0; i < 2; i++) {
+				ck_assert_int_eq(b->out[i].reason,
+				    POLICY_R_HOLD_SHRINK);
+				ck_assert_msg(strstr(b->out[i].why, "vm2's use "
+				    "rose") != NULL && strstr(b->out[i].why,
+				    "its last rise fell back after 2 periods") !=
+				    NULL, "%s", b->out[i].why);
+			}
+		}
+	for (i = 0; i < 3; i++)
+		ck_assert_msg(b->v[i]->st.changes == ch[i], "vm%u: %ju "
+		    "changes in 12 cycles: %s", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]), b->out[i].why);
+	ck_assert_uint_eq(pref(b, 0) + pref(b, 1), 15);
+
+	/* A rise that lasts: they shrink at its third period. */
+	flip_step(b, 8);
+	flip_step(b, 8);
+	ck_assert_uint_eq(pref(b, 0) + pref(b, 1), 15);
+	flip_step(b, 8);
+	ck_assert_uint_eq(pref(b, 0) + pref(b, 1), 11);
+	flip_cycles(b, 3, 3, 1);
+
+	/* Rises of three periods: followed at their first. */
+	for (c = 0; c < 4; c++) {
+		flip_step(b, 8);
+		ck_assert_msg(pref(b, 0) + pref(b, 1) == 11, "%s",
+		    b->out[0].why);
+		flip_step(b, 8);
+		flip_step(b, 8);
+		flip_cycles(b, 0, 3, 1);
+	}
+	tbed_free(b);
+}
+END_TEST
+
 static Suite *
 policy_suite(void)
 {
@@ -2656,6 +2756,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_spare_not);
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
+	tcase_add_test(tc, test_brief);
 	tcase_add_test(tc, test_dead_band_room);
 	tcase_add_test(tc, test_claim_rise);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
