@@ -152,20 +152,25 @@
  *   two periods; demand coming back to a level it reached lately (a
  *   guest flipping every 5 s) moves the others at once (policy_surge).
  * - A rise that falls back as the shrinks it calls for land moves nobody
- *   once one was seen: where a VM's use rose by a CPU and fell back by a
- *   CPU two decisions later, within the last minute, the others' shrinks
- *   by share wait while a new rise of it has lasted two decisions or
- *   less (hold-shrink, policy_brief).  Shrunk at the rise's first
+ *   once such rises were seen: where a VM's use rose by a CPU at the
+ *   same cores and fell back by a CPU two decisions later (or three
+ *   decisions later, twice in a row), within the last minute, the
+ *   others' shrinks by share wait while a new rise of it has lasted no
+ *   longer (hold-shrink, policy_brief).  Shrunk at the rise's first
  *   decision, they spent the low phase shrunk and grew back a period
- *   late: two guests flipping between 2 and 8 or 16 tasks every 2 s
- *   next to three busy ones (random flip-00) ran at 0.97x no steering
- *   with 88 changes per minute, now 1.03x with 40; random sweep 94 -> 96
- *   of 120 at least 0.99x no steering, every bench scenario unchanged.
- *   A rise of one period is the jitter rule's, one of three or more is
- *   followed (holding those too: bursty-weights 3 -> 15 changes per
- *   minute).  A rise that lasts shrinks the others at its third
- *   decision, a period later than at its second: so does a guest that
- *   wakes for good right after such a rise.
+ *   late: two guests flipping between 2 and 8 or 16 tasks every 2 s next
+ *   to three busy ones (random flip-00) ran at 0.97x no steering with 88
+ *   changes per minute, now 1.03x with 40; flip-17 (3 s) 0.95x -> 1.00x;
+ *   random sweep 94 -> 98 of 120 at least 0.99x no steering, 89 -> 93 at
+ *   least the governor; every bench scenario unchanged.  A rise of one
+ *   period is the jitter rule's, and in a jittery domain moves wait two
+ *   periods both ways already (holding there too kept a spinlock guest
+ *   over-committed next to two guests flipping a period apart: flip-08
+ *   1.14x -> 1.12x).  Holding a single rise of three periods costs what
+ *   it saves (bursty-weights 3 -> 15 changes per minute); longer rises
+ *   are followed.  A rise that lasts shrinks the others a period later
+ *   than otherwise: so does a guest that wakes for good right after
+ *   such a rise.
  * - A guest busy in bursts is over-committed: a confined VM whose guest
  *   reports at least as many runnable tasks as its preferred vCPUs while
  *   it keeps only 50-90% of them busy runs more tasks at once than it has
@@ -292,7 +297,8 @@
 #define POLICY_SPARE_KEEP	0.1
 /*
  * Brief rises (policy_brief): a VM whose use rose by POLICY_JITTER CPUs
- * and fell back by as much POLICY_BRIEF decisions later, within the last
+ * and fell back by as much POLICY_BRIEF decisions later, or
+ * POLICY_BRIEF + 1 decisions later twice in a row, within the last
  * POLICY_JITTER_MS, holds the others' shrinks by share while a new rise
  * of its has lasted no longer.
  */
@@ -360,7 +366,7 @@ struct pvm {
 	bool		surge;		/* its domain's: see policy_surge */
 	bool		brief;		/* a neighbour's: see policy_brief */
 	bool		brief_held;	/* its shrink waits for that */
-	unsigned char	rise_n, rise_last;	/* see policy_state */
+	unsigned char	rise_n, rise_last, rise_prev;	/* policy_state */
 	bool		fell_back;	/* its rise fell back now */
 	double		regrow_est;	/* use back at regrow_k: see release */
 	bool		room_grown;	/* grown into room: see settle */
@@ -392,8 +398,10 @@ struct pdom {
 	bool		contended;
 	bool		jittery;	/* a VM's demand came back lately */
 	const struct policy_vm *surge;	/* a VM that surged: policy_surge */
-	const struct policy_vm *brief;	/* a brief riser: policy_brief */
-	unsigned int	brief_n;	/* decisions its rise has lasted */
+	/* The first two brief risers (policy_brief), their rises so far. */
+	const struct policy_vm *brief[2];
+	unsigned int	brief_n[2];
+	unsigned int	nbrief;
 	bool		rounded;	/* claims above C, but they fit in cores */
 	bool		over;
 	bool		regrow_free;	/* released, the held fit: release */
@@ -1903,15 +1911,17 @@ policy_why(const struct policy_config *cfg, const struct policy_vm *vm,
 	case POLICY_R_HOLD_SHRINK:
 		if (p->brief_held) {
 			char	name[64];
+			unsigned int	b = d->brief[0] == vm;
+			const struct policy_state *bs = d->brief[b]->state;
 
-			policy_vm_name(name, sizeof(name), d->brief, "a VM");
+			policy_vm_name(name, sizeof(name), d->brief[b], "a VM");
 			snprintf(s, len, "shrink to fair share %.2f CPUs "
 			    "deferred: %s's use rose %u period%s ago, and "
 			    "its last rise fell back after %u periods, %llu s "
-			    "ago -> %u vCPUs", p->share, name,
-			    d->brief_n, d->brief_n == 1 ? "" : "s",
-			    POLICY_BRIEF, (unsigned long long)(host->now_ms -
-			    d->brief->state->rise_ms) / 1000, o->vcpus);
+			    "ago -> %u vCPUs", p->share, name, d->brief_n[b],
+			    d->brief_n[b] == 1 ? "" : "s", bs->rise_last,
+			    (unsigned long long)(host->now_ms - bs->rise_ms) /
+			    1000, o->vcpus);
 		} else if (d->surge != NULL && !d->jittery) {
 			char	name[64];
 
@@ -2231,22 +2241,37 @@ policy_solid(const struct pvm *p)
 }
 
 /*
- * Follow each VM's rises of use (a CPU more than the period before) and
- * how long they last until its use falls back by a CPU, and return a VM
- * of the domain whose last rise lasted POLICY_BRIEF decisions, lately,
- * and whose rise now has lasted no longer: the others' shrinks by share
- * wait (policy_damp).  A shrink by share lands a period after the rise;
- * where rises fall back a period after that, the shrunk VMs spend the
- * low phase shrunk and grow back a period late.  A rise of one period is
- * the jitter rule's; one of three periods or more is followed.  NULL if
- * none.
+ * Whether a VM's rises are brief: its last one fell back after
+ * POLICY_BRIEF decisions, or its last two after POLICY_BRIEF + 1 each,
+ * lately.
  */
-static const struct policy_vm *
+static bool
+policy_brief_rises(const struct policy_state *st, uint64_t now_ms)
+{
+	return (st->rise_last == POLICY_BRIEF ||
+	    (st->rise_last == POLICY_BRIEF + 1 &&
+	    st->rise_prev == st->rise_last)) &&
+	    policy_lately(now_ms, st->rise_ms, POLICY_JITTER_MS);
+}
+
+/*
+ * Follow each VM's rises of use (a CPU more than the period before) and
+ * how long they last until its use falls back by a CPU, and count the
+ * VMs of the domain whose rises are brief (policy_brief_rises) and whose
+ * rise now has lasted no longer than their last: the others' shrinks by
+ * share wait (policy_damp).  A shrink by share lands a period after the
+ * rise; where the rise falls back a period after that, the shrunk VMs
+ * spend the low phase shrunk and grow back a period late.  A rise of one
+ * period is the jitter rule's.  Where rises last three periods, a
+ * shrink pays for the period it costs only just: held after two such
+ * rises in a row, not after one.  Longer rises are followed.
+ */
+static void
 policy_brief(struct pwork *w, struct pdom *d)
 {
 	const unsigned int	*di = w->idx + d->first;
-	const struct policy_vm	*b = NULL;
 	unsigned int		 j;
+	bool			 same;
 
 	for (j = 0; j < d->nvm; j++) {
 		const struct policy_vm	*vm = &w->vms[di[j]];
@@ -2255,26 +2280,32 @@ policy_brief(struct pwork *w, struct pdom *d)
 
 		p->rise_n = st->rise_n;
 		p->rise_last = st->rise_last;
+		p->rise_prev = st->rise_prev;
 		if (vm->unmeasured || st->use_n == 0)
 			continue;
-		if (p->use >= st->use_prev + POLICY_JITTER - POLICY_EPS)
+		/* Its own demand: at the same cores in both periods. */
+		same = st->use_k1 == p->cur_k;
+		if (same &&
+		    p->use >= st->use_prev + POLICY_JITTER - POLICY_EPS)
 			p->rise_n = 1;
-		else if (st->rise_n != 0 &&
+		else if (same && st->rise_n != 0 &&
 		    p->use <= st->use_prev - POLICY_JITTER + POLICY_EPS) {
+			p->rise_prev = st->rise_last;
 			p->rise_last = st->rise_n;
 			p->rise_n = 0;
 			p->fell_back = true;
 		} else if (st->rise_n != 0 && st->rise_n < UCHAR_MAX)
 			p->rise_n++;
 		if (p->kind == PVM_AUTO && p->rise_n != 0 &&
-		    p->rise_n <= POLICY_BRIEF &&
-		    st->rise_last == POLICY_BRIEF && policy_lately(
-		    w->host->now_ms, st->rise_ms, POLICY_JITTER_MS)) {
-			b = vm;
-			d->brief_n = p->rise_n;
+		    p->rise_n <= st->rise_last &&
+		    policy_brief_rises(st, w->host->now_ms)) {
+			if (d->nbrief < 2) {
+				d->brief[d->nbrief] = vm;
+				d->brief_n[d->nbrief] = p->rise_n;
+			}
+			d->nbrief++;
 		}
 	}
-	return b;
 }
 
 /*
@@ -2463,7 +2494,7 @@ policy_settle(struct pwork *w, struct pdom *d)
 
 	policy_jitter(w, d);
 	d->surge = policy_surge(w, d);
-	d->brief = policy_brief(w, d);
+	policy_brief(w, d);
 	if (!d->contended)
 		policy_regrow_fits(w, d);
 	for (j = 0; j < d->nvm; j++) {
@@ -2485,7 +2516,9 @@ policy_settle(struct pwork *w, struct pdom *d)
 		p->wait = d->jittery && cfg->grow_after < 2 ? 2 :
 		    cfg->grow_after;
 		p->surge = d->surge != NULL;
-		p->brief = d->brief != NULL && d->brief != &vms[di[j]];
+		/* A jittery domain's moves by share wait 2 periods anyway. */
+		p->brief = !d->jittery && (d->nbrief > 1 ||
+		    (d->nbrief == 1 && d->brief[0] != &vms[di[j]]));
 		p->target_k = p->k;
 		policy_damp(cfg, &vms[di[j]], host, p);
 		total += policy_cost(p, p->k);
@@ -2726,6 +2759,7 @@ policy_commit(struct pwork *w, const struct policy_decision *out)
 		st->spare = pv[i].spare;
 		st->rise_n = pv[i].rise_n;
 		st->rise_last = pv[i].rise_last;
+		st->rise_prev = pv[i].rise_prev;
 		if (pv[i].fell_back)
 			st->rise_ms = host->now_ms;
 		st->use_prev2 = st->use_prev;

@@ -146,11 +146,11 @@ struct policy_state {
 	/*
 	 * Brief rises (policy.c: brief): decisions since its use last rose
 	 * by a CPU (0: it fell back by a CPU since, or never rose; up to
-	 * 255), how many decisions its last rise lasted before it fell back
-	 * (0: none seen), and when it fell back.
+	 * 255), how many decisions its last rise and the one before lasted
+	 * before it fell back (0: none seen), and when it last fell back.
 	 */
 	unsigned char	rise_n;
-	unsigned char	rise_last;
+	unsigned char	rise_last, rise_prev;
 	uint64_t	rise_ms;
 	/*
 	 * Since when the dead band has held its growth (saturated, its
