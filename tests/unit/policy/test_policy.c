@@ -2620,29 +2620,23 @@ START_TEST(test_regrow_room)
 END_TEST
 
 /*
- * One period of guests of 8 vCPUs: vm0 and vm1 run 8 tasks each, vm2 runs
- * tasks2 and vm3 (if any) tasks3; each keeps at most its preferred vCPUs
+ * One period of three guests of 8 vCPUs on 16 pCPUs: vm0 and vm1 run 8
+ * tasks each, vm2 runs tasks2; each keeps at most its preferred vCPUs
  * busy, and the host shares its pCPUs in proportion.
  */
 static void
-flip_step2(struct tbed *b, double tasks2, double tasks3)
+flip_step(struct tbed *b, double tasks2)
 {
-	double		 want[4] = { 8, 8, tasks2, tasks3 };
+	double		 want[3] = { 8, 8, tasks2 };
 	unsigned int	 i;
 
-	for (i = 0; i < b->n; i++) {
+	for (i = 0; i < 3; i++) {
 		b->v[i]->vm.hint_runnable = want[i];
 		if (b->host.now_ms != 0 && want[i] > pref(b, i))
 			want[i] = pref(b, i);
 	}
-	tbed_contend(b, want, b->n);
+	tbed_contend(b, want, 3);
 	tbed_step(b);
-}
-
-static void
-flip_step(struct tbed *b, double tasks2)
-{
-	flip_step2(b, tasks2, 0);
 }
 
 /* Cycles of vm2: 8 tasks for hi periods, then 1 task for lo periods. */
@@ -2739,9 +2733,10 @@ START_TEST(test_brief)
 	 * Two guests of 4 vCPUs flipping between 2 and 4 tasks every 2
 	 * periods, a period apart, next to a busy guest of 16 on 14 pCPUs:
 	 * the domain's demand moves every period and comes back (jittery),
-	 * so every move by share waits two periods, and no shrink is held
-	 * for a brief rise: that held the busy guest at the top of the
-	 * swings (11 vCPUs for a share of 7 to 9) for good.
+	 * so every move by share waits two periods and the busy guest stays
+	 * at 8 vCPUs, its share moving between 6 and 10 CPUs.  No shrink is
+	 * held for a brief rise there: that held it at the top of the
+	 * swings, 10 vCPUs, for good.
 	 */
 	b = tbed_new(14, 0);
 	tbed_add(b, 4, 1, 100);
