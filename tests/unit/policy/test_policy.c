@@ -2762,6 +2762,53 @@ START_TEST(test_brief)
 }
 END_TEST
 
+/*
+ * Next to a neighbour busy in bursts of its own, over-commit starts all
+ * the same: three barrier guests of 8 vCPUs keep 78% of theirs busy with
+ * 5.3 tasks runnable, and a fourth runs 6 cpu-bound tasks for 3 periods,
+ * then 2 for 3, on 16 pCPUs (bench's barrier-burst).  In its bursts it
+ * keeps its confined set busy, which stops a new over-commit next to a
+ * guest that stays so (test_overcommit_not); its rises are brief, so the
+ * barrier guests get 1.5x their share in vCPUs (6) instead of 5 and keep
+ * them across its phases, while it keeps its share's 4 vCPUs.
+ */
+START_TEST(test_overcommit_bursty)
+{
+	struct tbed	*b = tbed_new(16, 0);
+	double		 want[4];
+	uint64_t	 ch[4] = { 0 };
+	unsigned int	 i, p;
+
+	for (i = 0; i < 4; i++)
+		tbed_add(b, 8, 1, 100);
+	for (p = 0; p < 90; p++) {
+		if (p == 60)
+			for (i = 0; i < 4; i++)
+				ch[i] = b->v[i]->st.changes;
+		for (i = 0; i < 3; i++) {
+			want[i] = 0.78 * (p == 0 ? 8 : pref(b, i));
+			b->v[i]->vm.hint_runnable = 5.3;
+		}
+		want[3] = burst(b, 3, p, 2, 6);
+		b->v[3]->vm.hint_runnable = (p / 3) % 2 ? 6 : 2;
+		tbed_contend(b, want, 4);
+		tbed_step(b);
+		if (p < 60)
+			continue;
+		for (i = 0; i < 3; i++)
+			ck_assert_msg(pref(b, i) == 6 && b->out[i].reason ==
+			    POLICY_R_OVERCOMMIT, "vm%u at %u: %s", i, p,
+			    b->out[i].why);
+		ck_assert_msg(pref(b, 3) == 4, "at %u: %s", p, b->out[3].why);
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert_msg(b->v[i]->st.changes == ch[i], "vm%u: %ju "
+		    "changes in 30 periods", i,
+		    (uintmax_t)(b->v[i]->st.changes - ch[i]));
+	tbed_free(b);
+}
+END_TEST
+
 static Suite *
 policy_suite(void)
 {
@@ -2808,6 +2855,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_grow_after);
 	tcase_add_test(tc, test_jitter);
 	tcase_add_test(tc, test_brief);
+	tcase_add_test(tc, test_overcommit_bursty);
 	tcase_add_test(tc, test_dead_band_room);
 	tcase_add_test(tc, test_claim_rise);
 	tcase_add_loop_test(tc, test_invalid, 0, nitems(bad_cases));
