@@ -204,11 +204,13 @@
  *   and 6 tasks every 3 s): the barrier guests were held at 5 vCPUs with
  *   3 pCPUs idle between the bursts, 0.977x -> 0.993x no steering and
  *   0.986x -> 1.002x the governor (seeds 2-6: 0.976-0.995x -> 0.992-
- *   0.995x), the bursting guest's work unchanged (416 CPU s); bursts of
- *   2 s with gaps of 1 s 0.988x -> 1.004x.  A neighbour that stays busy
- *   still stops it: there the over-commit took it below its entitlement
- *   (5 barrier guests and a cpu-bound one on 16 pCPUs: 369 -> 308 CPU s
- *   of 320 entitled in two minutes).
+ *   0.995x), the bursting guest's work unchanged (416 CPU s), for two
+ *   changes more when the over-commit starts (the report's steady changes
+ *   per VM per minute 1.0 -> 1.5); bursts of 2 s with gaps of 1 s
+ *   0.988x -> 1.004x.  A neighbour that stays busy still stops it:
+ *   there the over-commit took it below its entitlement (5 barrier
+ *   guests and a cpu-bound one on 16 pCPUs: 369 -> 308 CPU s of 320
+ *   entitled in two minutes).
  * - CPUs left idle while tasks wait are a reason to grow (policy_spare):
  *   the CPUs a contended domain did not run, averaged (a tenth of each
  *   new figure, the lower of the last two, so that one period's gap after
