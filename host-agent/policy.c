@@ -106,15 +106,14 @@
  *   runnable hint above what it keeps busy, or without one, 75% busy):
  *   four barrier guests of 16 vCPUs held at 8 on 32 pCPUs kept 6.1 CPUs
  *   busy each and left 7.6 pCPUs idle for the hold (0.90x no steering;
- *   grown to 10-11 vCPUs, 1.005x).  Its part rounds to the nearest core,
- *   as the fill does: held at 11, those guests kept 7.44 CPUs busy each,
- *   and their parts of the room (0.55 CPUs) paid for three quarters of a
- *   twelfth vCPU, while 4.5 pCPUs stayed idle (0.999x the governor; at
- *   12, 1.017x; seeds 2-6 1.006-1.007x -> 1.012-1.021x no steering, two
- *   of them with one more step late in the run).  A VM whose guest runs
- *   fewer tasks than that would leave the vCPUs idle: not grown.  Such a
- *   growth counts as growth into room: shrunk back soon after, it is
- *   held too.
+ *   grown to 10-11 vCPUs, 1.005x).  A VM whose guest runs fewer tasks
+ *   than that would leave the vCPUs idle: not grown.  Such a growth
+ *   counts as growth into room: shrunk back soon after, it is held too.
+ *   Whole cores within its part, not the nearest: rounded like the
+ *   fill, those guests grew from 11 to 12 vCPUs (barrier-big 0.999x ->
+ *   1.017x the governor), but barrier guests next to a neighbour
+ *   bursting every 3 s grew into room its next burst took back
+ *   (barrier-burst, seed 6: 7 -> 16 changes per minute).
  * - A VM first decided with all its cores under contention has them as
  *   if grown into room: shrunk from them within a minute (start-up), it
  *   is held the same way, without first being released to find out
@@ -1296,16 +1295,14 @@ policy_frac_cmp(const void *a, const void *b, void *arg)
 /*
  * No contention: the cores each steered VM would use within its claim
  * and its weighted part of the capacity the claims leave (room_k), for a
- * VM that may not grow to all its vCPUs (policy_release).  Rounded to
- * the nearest fit, as the fill rounds: one core more while its part pays
- * for half of it (policy_fits; see the rules at the top).
+ * VM that may not grow to all its vCPUs (policy_release).
  */
 static void
 policy_room(const struct policy_vm *vms, struct pvm *pv,
     const struct pdom *d, const unsigned int *idx)
 {
 	unsigned int	j;
-	double		room = d->free, w = 0, x;
+	double		room = d->free, w = 0;
 
 	for (j = 0; j < d->nvm; j++)
 		if (pv[idx[j]].kind == PVM_AUTO) {
@@ -1319,12 +1316,8 @@ policy_room(const struct policy_vm *vms, struct pvm *pv,
 
 		if (p->kind != PVM_AUTO)
 			continue;
-		x = p->claim + room * vms[idx[j]].weight / w;
-		p->room_k = policy_cores_within(p, x);
-		if (p->room_k < p->nusable &&
-		    policy_fits(policy_use(p, p->room_k), policy_use(p,
-		    p->room_k + 1) - policy_use(p, p->room_k), x))
-			p->room_k++;
+		p->room_k = policy_cores_within(p, p->claim +
+		    room * vms[idx[j]].weight / w);
 		if (p->room_k < p->lo_k)
 			p->room_k = p->lo_k;
 		if (p->room_k > p->hi_k)

@@ -2620,67 +2620,6 @@ START_TEST(test_regrow_room)
 END_TEST
 
 /*
- * What a barrier guest of 16 vCPUs keeps busy on k of them, as the
- * simulator's 4 x 16-vCPU barrier host (bench's barrier-big): 68% of them
- * up to 11, then 0.42 CPUs a vCPU more, up to 9.5 CPUs.
- */
-static double
-barrier_big_busy(unsigned int k)
-{
-	double	x = k <= 11 ? 0.68 * k : 7.48 + 0.42 * (k - 11);
-
-	return x < 9.5 ? x : 9.5;
-}
-
-/*
- * Room is grown into to the nearest core, as the fill rounds: the four
- * barrier guests of test_regrow_room, held below 16 vCPUs, at 11 keep
- * 7.48 CPUs busy each, and their parts of the 2.08 CPUs left over (0.52
- * each) pay for three quarters of a twelfth vCPU.  Held at 11 (the whole
- * cores within their part) they left 2 of 32 pCPUs idle for the hold
- * (barrier-big 0.999x the governor); grown to 12 they use 31.6, claim no
- * more than their shares and stay there.
- */
-START_TEST(test_regrow_room_nearest)
-{
-	struct tbed	*b = tbed_new(32, 0);
-	uint64_t	 ch[4] = { 0 };
-	unsigned int	 p, i;
-	double		 want[4], used = 0;
-	bool		 grown[4] = { false };
-
-	for (i = 0; i < 4; i++) {
-		tbed_add(b, 16, 1, 100);
-		b->v[i]->vm.hint_runnable = 10;
-	}
-	for (p = 0; p < 60; p++) {
-		for (i = 0; i < 4; i++)
-			want[i] = barrier_big_busy(p == 0 ? 16 : pref(b, i));
-		tbed_contend(b, want, 4);
-		tbed_step(b);
-		for (i = 0; i < 4; i++)
-			if (pref(b, i) == 12 && b->out[i].reason ==
-			    POLICY_R_HOLD_REGROW && strstr(b->out[i].why,
-			    "grown into room") != NULL)
-				grown[i] = true;
-		if (p == 30)
-			for (i = 0; i < 4; i++)
-				ch[i] = b->v[i]->st.changes;
-	}
-	for (i = 0; i < 4; i++) {
-		ck_assert_msg(pref(b, i) == 12 && grown[i], "vm%u: %s", i,
-		    b->out[i].why);
-		ck_assert_msg(b->v[i]->st.changes == ch[i],
-		    "vm%u changed %ju times after 30 s: %s", i,
-		    (uintmax_t)(b->v[i]->st.changes - ch[i]), b->out[i].why);
-		used += barrier_big_busy(pref(b, i));
-	}
-	ck_assert_msg(used >= 31, "the held VMs use %.2f of 32 CPUs", used);
-	tbed_free(b);
-}
-END_TEST
-
-/*
  * One period of three guests of 8 vCPUs on 16 pCPUs: vm0 and vm1 run 8
  * tasks each, vm2 runs tasks2; each keeps at most its preferred vCPUs
  * busy, and the host shares its pCPUs in proportion.
@@ -2908,7 +2847,6 @@ policy_suite(void)
 	tcase_add_test(tc, test_regrow_once);
 	tcase_add_test(tc, test_censor_floor);
 	tcase_add_test(tc, test_regrow_room);
-	tcase_add_test(tc, test_regrow_room_nearest);
 	tcase_add_test(tc, test_overcommit);
 	tcase_add_test(tc, test_overcommit_not);
 	tcase_add_test(tc, test_overcommit_wakeup);
